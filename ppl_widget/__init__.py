@@ -1,0 +1,44 @@
+"""ppl-widget: exact sliding-window surprisal and perplexity for causal LMs, in Jupyter.
+
+Importing the package is cheap: torch, transformers and the widget load only
+when something that needs them is used.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+from .metrics import convert_perplexity, unigram_normalized_perplexity
+from .result import ScoreResult
+from .windows import Window, plan_windows
+
+__version__ = "0.1.0"
+
+# name -> module that defines it, imported on first use
+_LAZY = {
+    "load_model": "models",
+    "LoadedModel": "models",
+    "ModelLoadError": "models",
+    "score": "scorer",
+    "stream": "scorer",
+    "ScoreProgress": "scorer",
+    "ScoringError": "scorer",
+    "PerplexityWidget": "widget",
+}
+
+__all__ = [
+    "ScoreResult", "Window", "convert_perplexity", "plan_windows",
+    "unigram_normalized_perplexity", *_LAZY,
+]
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        module = importlib.import_module(f".{_LAZY[name]}", __name__)
+        return getattr(module, name)
+    raise AttributeError(f"module 'ppl_widget' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)

@@ -1,0 +1,98 @@
+"""Perplexity arithmetic.  Pure Python/numpy: no torch.
+
+Perplexity is ``exp(total NLL / number of units)``.  The total NLL (nats) is
+a property of the model and the text; only the denominator depends on the
+segmentation, which is why models with different tokenizers are comparable
+per word, character or byte, never per token.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+LN2 = math.log(2.0)
+
+#: Keys of every metrics dict, in display order.
+METRIC_KEYS = (
+    "total_nll",
+    "total_bits",
+    "n_tokens",
+    "n_words",
+    "n_chars",
+    "n_bytes",
+    "token_ppl",
+    "word_ppl",
+    "char_ppl",
+    "byte_ppl",
+    "bits_per_token",
+    "bits_per_char",
+    "bits_per_byte",
+)
+
+
+def perplexity(total_nll: float, n_units: int) -> float:
+    """``exp(total_nll / n_units)``; NaN when there are no units."""
+    if n_units <= 0:
+        return math.nan
+    return math.exp(total_nll / n_units)
+
+
+def bits_per_unit(total_nll: float, n_units: int) -> float:
+    if n_units <= 0:
+        return math.nan
+    return total_nll / LN2 / n_units
+
+
+def summarize(total_nll: float, n_tokens: int, n_words: int, n_chars: int, n_bytes: int) -> dict:
+    """All metrics from a total NLL in nats and the unit counts."""
+    total_nll = float(total_nll)
+    return {
+        "total_nll": total_nll,
+        "total_bits": total_nll / LN2,
+        "n_tokens": int(n_tokens),
+        "n_words": int(n_words),
+        "n_chars": int(n_chars),
+        "n_bytes": int(n_bytes),
+        "token_ppl": perplexity(total_nll, n_tokens),
+        "word_ppl": perplexity(total_nll, n_words),
+        "char_ppl": perplexity(total_nll, n_chars),
+        "byte_ppl": perplexity(total_nll, n_bytes),
+        "bits_per_token": bits_per_unit(total_nll, n_tokens),
+        "bits_per_char": bits_per_unit(total_nll, n_chars),
+        "bits_per_byte": bits_per_unit(total_nll, n_bytes),
+    }
+
+
+def convert_perplexity(ppl: float, n_from: int, n_to: int) -> float:
+    """Re-express a perplexity reported over ``n_from`` units over ``n_to`` units.
+
+    Both describe the same total NLL, ``n_from * log(ppl)``; e.g. a token-level
+    perplexity over 1200 tokens becomes a word-level one over 1000 words.
+    """
+    if ppl <= 0 or not math.isfinite(ppl):
+        raise ValueError(f"perplexity must be a positive finite number, got {ppl}")
+    if n_from <= 0 or n_to <= 0:
+        raise ValueError(f"unit counts must be positive, got n_from={n_from}, n_to={n_to}")
+    return math.exp(math.log(ppl) * n_from / n_to)
+
+
+def unigram_normalized_perplexity(surprisal: np.ndarray, unigram_logprob: np.ndarray) -> float:
+    """PPLu: ``exp(mean(surprisal + log p_unigram(token)))``.
+
+    Dividing each token's conditional probability by its unigram probability
+    removes what a model gets for free from token frequency, so PPLu compares
+    models across vocabularies (Roh et al., 2020).  ``unigram_logprob`` holds
+    the natural-log unigram probability of each scored token, aligned with
+    ``surprisal`` (nats).
+    """
+    s = np.asarray(surprisal, dtype=np.float64)
+    u = np.asarray(unigram_logprob, dtype=np.float64)
+    if s.shape != u.shape:
+        raise ValueError(f"surprisal and unigram_logprob must align, got {s.shape} vs {u.shape}")
+    if s.size == 0:
+        return math.nan
+    if not np.all(np.isfinite(u)):
+        raise ValueError("every scored token needs a finite unigram log-probability (p > 0)")
+    return math.exp(float(np.mean(s + u)))

@@ -1,0 +1,58 @@
+"""Messages between the kernel and the widget's front end.
+
+Mirrored field for field in ``js/src/protocol.js``; change both together.
+
+Kernel -> front end (custom messages, ``widget.send(content, buffers)``):
+
+``reset``  a scoring run starts; the front end drops what it had.
+    {type, run_id, total_tokens, top_k}
+``chunk``  a finished batch of scored tokens, in text order.
+    {type, run_id, start, count, top_k, vocab, progress}
+    ``start`` is the index of the chunk's first token among the run's scored
+    tokens; ``vocab`` maps token ids first seen in this chunk (targets and
+    top-k alternatives) to their decoded text; ``progress`` is
+    {done, total, tokens_per_s, eta_s, elapsed_s}.  Buffers follow
+    ``CHUNK_FIELDS`` in order, each a little-endian typed array.
+``done``   the run ended (finished, cancelled or failed).
+    {type, run_id, partial, metrics}
+    ``metrics`` is ``ScoreResult.metrics()`` of what was scored.
+``error``  scoring failed; what was scored so far stays.
+    {type, run_id, message}
+
+Front end -> kernel:
+
+``cancel`` stop the running scoring within one batch.
+``replay`` a view attached mid-run: send everything scored so far again.
+
+When a run ends, the same arrays (whole, in a dict of the same field names
+plus ``count``, ``top_k`` and ``vocab``) are put in the synced trait
+``result_data``, so later views, page reloads and saved widget state show the
+complete result without the kernel.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+MSG_RESET: Final = "reset"
+MSG_CHUNK: Final = "chunk"
+MSG_DONE: Final = "done"
+MSG_ERROR: Final = "error"
+MSG_CANCEL: Final = "cancel"
+MSG_REPLAY: Final = "replay"
+
+# (name, numpy dtype, values per token; 0 means top_k values per token)
+# Offsets are UTF-16 code-unit indices into ``text`` so JavaScript can slice
+# the string directly; the Python result keeps code-point offsets.
+CHUNK_FIELDS: Final[tuple[tuple[str, str, int], ...]] = (
+    ("token_ids", "<i4", 1),
+    ("start16", "<i4", 1),
+    ("end16", "<i4", 1),
+    ("surprisal", "<f4", 1),  # nats
+    ("entropy", "<f4", 1),  # nats
+    ("rank", "<i4", 1),  # 1 = the model's top choice
+    ("context_length", "<i4", 1),
+    ("units", "<i4", 3),  # words, chars, bytes attributed to this token
+    ("topk_ids", "<i4", 0),
+    ("topk_probs", "<f4", 0),
+)

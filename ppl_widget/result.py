@@ -1,0 +1,266 @@
+"""The scored text: per-token arrays and the metrics derived from them.
+
+Pure numpy: a result can be saved, loaded and summarised without torch.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any
+
+import numpy as np
+
+from .metrics import LN2, summarize, unigram_normalized_perplexity
+from .text_units import TextUnits
+
+#: Per-token arrays, with the dtype each is stored in.
+TOKEN_ARRAYS: dict[str, Any] = {
+    "token_ids": np.int64,
+    "offsets": np.int64,  # (n, 2) code-point spans that tile the scored text
+    "surprisal": np.float64,  # nats
+    "entropy": np.float64,  # nats, of the full predictive distribution
+    "rank": np.int64,  # 1 = the model's most probable token
+    "context_length": np.int64,  # input positions the token was predicted from
+    "topk_ids": np.int64,  # (n, top_k)
+    "topk_probs": np.float64,  # (n, top_k)
+    "units": np.int64,  # (n, 3): words, chars, bytes attributed to the token
+    "is_eos": np.bool_,
+}
+
+
+def empty_token_arrays(top_k: int) -> dict[str, np.ndarray]:
+    shapes = {"offsets": (0, 2), "units": (0, 3), "topk_ids": (0, top_k), "topk_probs": (0, top_k)}
+    return {k: np.zeros(shapes.get(k, (0,)), dtype=t) for k, t in TOKEN_ARRAYS.items()}
+
+
+@dataclass(eq=False)
+class ScoreResult:
+    """Surprisal of every scored token of ``text``, in text order.
+
+    Arrays (numpy, one row per scored token): ``token_ids``, ``offsets``
+    (character spans into ``text``; together with ``unscored_offsets`` they
+    tile the text, so every character belongs to exactly one token),
+    ``surprisal`` (nats), ``entropy`` (nats), ``rank``, ``context_length``,
+    ``topk_ids``/``topk_probs``, ``units`` (words, chars, bytes attributed to
+    each token) and ``is_eos``.  ``probability`` and ``surprisal_bits`` are
+    derived.  ``vocab`` maps every token id in the result (targets and
+    alternatives) to its decoded text.
+    """
+
+    text: str
+    token_ids: np.ndarray
+    offsets: np.ndarray
+    surprisal: np.ndarray
+    entropy: np.ndarray
+    rank: np.ndarray
+    context_length: np.ndarray
+    topk_ids: np.ndarray
+    topk_probs: np.ndarray
+    units: np.ndarray
+    is_eos: np.ndarray
+    vocab: dict[int, str] = field(default_factory=dict)
+    unscored_token_ids: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+    unscored_offsets: np.ndarray = field(default_factory=lambda: np.zeros((0, 2), np.int64))
+    settings: dict[str, Any] = field(default_factory=dict)
+    partial: bool = False
+    total_tokens: int | None = None  # targets the full run would score
+    elapsed_s: float = 0.0
+
+    def __post_init__(self) -> None:
+        for name, dtype in TOKEN_ARRAYS.items():
+            setattr(self, name, np.asarray(getattr(self, name), dtype=dtype))
+        self.unscored_token_ids = np.asarray(self.unscored_token_ids, dtype=np.int64)
+        self.unscored_offsets = np.asarray(self.unscored_offsets, dtype=np.int64).reshape(-1, 2)
+        n = len(self.token_ids)
+        for name in TOKEN_ARRAYS:
+            if len(getattr(self, name)) != n:
+                raise ValueError(f"per-token array {name!r} has {len(getattr(self, name))} rows, "
+                                 f"expected {n} (one per scored token)")
+        if self.total_tokens is None:
+            self.total_tokens = n
+
+    # ---- per-token views -------------------------------------------------
+    def __len__(self) -> int:
+        return len(self.token_ids)
+
+    @property
+    def probability(self) -> np.ndarray:
+        return np.exp(-self.surprisal)
+
+    @property
+    def surprisal_bits(self) -> np.ndarray:
+        return self.surprisal / LN2
+
+    @property
+    def entropy_bits(self) -> np.ndarray:
+        return self.entropy / LN2
+
+    @property
+    def tokens(self) -> list[str]:
+        """Each scored token's text: its span of ``text`` (the EOS token's own string)."""
+        out = []
+        for i, (s, e) in enumerate(self.offsets):
+            out.append(self.vocab.get(int(self.token_ids[i]), "") if self.is_eos[i]
+                       else self.text[s:e])
+        return out
+
+    def top_k(self, i: int) -> list[tuple[str, float]]:
+        """The most probable alternatives for token ``i``, decoded, with probabilities."""
+        return [(self.vocab.get(int(t), f"<{int(t)}>"), float(p))
+                for t, p in zip(self.topk_ids[i], self.topk_probs[i], strict=True)]
+
+    # ---- metrics ---------------------------------------------------------
+    @cached_property
+    def _cumulative(self) -> tuple[np.ndarray, np.ndarray]:
+        zero = np.zeros(1)
+        nll = np.concatenate([zero, np.cumsum(self.surprisal, dtype=np.float64)])
+        units = np.concatenate([np.zeros((1, 3), np.int64), np.cumsum(self.units, axis=0)])
+        return nll, units
+
+    def _metrics_of(self, i: int, j: int) -> dict[str, Any]:
+        nll, units = self._cumulative
+        w, c, b = (units[j] - units[i]).tolist()
+        out = summarize(nll[j] - nll[i], j - i, w, c, b)
+        n_eos = int(self.is_eos[i:j].sum())
+        out.update(n_eos=n_eos, n_unscored_tokens=len(self.unscored_token_ids),
+                   partial=self.partial)
+        return out
+
+    def metrics(self, *, upto: int | None = None, span: tuple[int, int] | None = None) -> dict:
+        """Total NLL, unit counts and perplexities of the scored tokens.
+
+        ``upto=k``: over the first ``k`` scored tokens (running values).
+        ``span=(a, b)``: over the tokens overlapping characters ``[a, b)``
+        (a token that holds only the tail of a character, and EOS, go with
+        the token before them).  Denominators count the units of the scored
+        text (a word counts where it starts), plus one of each for a scored
+        EOS; keys ``n_eos`` and ``n_unscored_tokens`` state the conventions.
+        """
+        if upto is not None and span is not None:
+            raise ValueError("pass either upto= or span=, not both")
+        if span is not None:
+            i, j = self.token_range(*span)
+            return self._metrics_of(i, j)
+        n = len(self)
+        if upto is None:
+            return self._metrics_of(0, n)
+        if not 0 <= upto <= n:
+            raise ValueError(f"upto must be between 0 and the {n} scored tokens, got {upto}")
+        return self._metrics_of(0, upto)
+
+    def token_range(self, a: int, b: int) -> tuple[int, int]:
+        """Scored tokens ``[i, j)`` overlapping the character span ``[a, b)``."""
+        if not 0 <= a <= b <= len(self.text):
+            raise ValueError(f"span must satisfy 0 <= start <= end <= len(text)={len(self.text)}, "
+                             f"got ({a}, {b})")
+        s, e = self.offsets[:, 0], self.offsets[:, 1]
+        chosen = (s < b) & (e > a)
+        empty = s == e
+        # zero-width tokens go with the token before them
+        for i in np.flatnonzero(empty):
+            chosen[i] = chosen[i - 1] if i > 0 else (a <= s[i] < b)
+        idx = np.flatnonzero(chosen)
+        if idx.size == 0:
+            return 0, 0
+        return int(idx[0]), int(idx[-1]) + 1
+
+    def running_perplexity(self, unit: str = "token") -> np.ndarray:
+        """Perplexity after each scored token, per ``unit`` (token/word/char/byte)."""
+        nll, units = self._cumulative
+        if unit == "token":
+            denom = np.arange(len(nll), dtype=np.float64)
+        else:
+            col = {"word": 0, "char": 1, "byte": 2}.get(unit)
+            if col is None:
+                raise ValueError(f"unit must be one of token, word, char, byte; got {unit!r}")
+            denom = units[:, col].astype(np.float64)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return np.exp(nll[1:] / denom[1:])
+
+    def unigram_normalized_ppl(self, unigram_probs: np.ndarray) -> float:
+        """PPLu given unigram probabilities indexed by token id (a vocab-sized array)."""
+        p = np.asarray(unigram_probs, dtype=np.float64)
+        if self.token_ids.size and self.token_ids.max() >= len(p):
+            raise ValueError("unigram_probs needs an entry for every token id in the vocabulary")
+        with np.errstate(divide="ignore"):
+            return unigram_normalized_perplexity(self.surprisal, np.log(p[self.token_ids]))
+
+    def conventions(self) -> str:
+        """The counting conventions in one line, for labels and screenshots."""
+        s = self.settings
+        first = ("first token scored after the prefix token"
+                 if s.get("prefix") == "bos" else
+                 f"{len(self.unscored_token_ids)} first token(s) unscored (no prefix)")
+        eos = "EOS scored (+1 unit in every denominator)" if self.is_eos.any() else "no EOS"
+        return (f"{s.get('model', '?')} · max_length {s.get('max_length')} · "
+                f"stride {s.get('stride')} · {first} · {eos}")
+
+    # ---- building and saving ---------------------------------------------
+    @classmethod
+    def from_parts(cls, text: str, parts: list[dict[str, np.ndarray]], top_k: int,
+                   **meta: Any) -> ScoreResult:
+        """Concatenate per-batch arrays (dicts keyed like ``TOKEN_ARRAYS``)."""
+        if parts:
+            arrays = {k: np.concatenate([p[k] for p in parts]) for k in TOKEN_ARRAYS}
+        else:
+            arrays = empty_token_arrays(top_k)
+        return cls(text=text, **arrays, **meta)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Everything, as JSON-ready Python objects (per-token lists, metrics, settings)."""
+        m = {k: (None if isinstance(v, float) and math.isnan(v) else v)
+             for k, v in self.metrics().items()}
+        return {
+            "text": self.text,
+            "settings": self.settings,
+            "partial": self.partial,
+            "total_tokens": self.total_tokens,
+            "elapsed_s": self.elapsed_s,
+            "metrics": m,
+            "conventions": self.conventions(),
+            "unscored": {"token_ids": self.unscored_token_ids.tolist(),
+                         "offsets": self.unscored_offsets.tolist()},
+            "tokens": {
+                "text": self.tokens,
+                **{k: getattr(self, k).tolist() for k in TOKEN_ARRAYS},
+                "surprisal_bits": self.surprisal_bits.tolist(),
+                "probability": self.probability.tolist(),
+            },
+            "vocab": {str(k): v for k, v in self.vocab.items()},
+        }
+
+    def to_json(self, path: str | None = None, **kwargs: Any) -> str:
+        data = json.dumps(self.to_dict(), ensure_ascii=False, **kwargs)
+        if path is not None:
+            with open(path, "w", encoding="utf-8") as f:
+                f.write(data)
+        return data
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> ScoreResult:
+        tok = data["tokens"]
+        top_k = int(data.get("settings", {}).get("top_k", 0))
+        arrays = {k: np.asarray(tok[k]) for k in TOKEN_ARRAYS}
+        for k, cols in (("offsets", 2), ("units", 3), ("topk_ids", top_k), ("topk_probs", top_k)):
+            arrays[k] = arrays[k].reshape(-1, cols)
+        return cls(
+            text=data["text"], **arrays,
+            vocab={int(k): v for k, v in data.get("vocab", {}).items()},
+            unscored_token_ids=data["unscored"]["token_ids"],
+            unscored_offsets=data["unscored"]["offsets"],
+            settings=data.get("settings", {}), partial=data.get("partial", False),
+            total_tokens=data.get("total_tokens"), elapsed_s=data.get("elapsed_s", 0.0),
+        )
+
+    def units_of_text(self, words: Any = None) -> TextUnits:
+        return TextUnits.of(self.text, words)
+
+    def __repr__(self) -> str:
+        m = self.metrics()
+        state = "partial " if self.partial else ""
+        return (f"<{state}ScoreResult: {m['n_tokens']}/{self.total_tokens} tokens, "
+                f"token_ppl={m['token_ppl']:.4g}, word_ppl={m['word_ppl']:.4g}, "
+                f"bits_per_byte={m['bits_per_byte']:.4g}>")

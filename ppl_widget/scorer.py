@@ -1,0 +1,369 @@
+"""Exact strided sliding-window scoring of a text with a causal LM.
+
+``stream`` yields a ``ScoreProgress`` per finished batch of windows;
+``score`` runs it to the end and returns the ``ScoreResult``.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from .models import LoadedModel, load_model
+from .result import TOKEN_ARRAYS, ScoreResult, empty_token_arrays
+from .text_units import TextUnits, WordSpec, partition_offsets
+from .windows import Window, check_window_params, plan_windows
+
+#: Most fp32 logits (rows x vocabulary) alive at once: 64 Mi floats = 256 MiB.
+MAX_LOGIT_ELEMENTS = 1 << 26
+
+# Config attributes of models whose logits are transformed after the LM head
+# (soft-capping, scaling); those are scored through the model's own forward.
+_POST_HEAD_ATTRS = ("final_logit_softcapping", "logit_scale", "logits_scaling",
+                    "output_multiplier_scale")
+
+CancelFlag = threading.Event | Callable[[], bool] | None
+
+
+class ScoringError(RuntimeError):
+    """Scoring stopped on an error; ``partial_result`` keeps what was scored."""
+
+    def __init__(self, message: str, partial_result: ScoreResult | None = None):
+        super().__init__(message)
+        self.partial_result = partial_result
+
+
+@dataclass
+class Prepared:
+    """A text tokenized once, laid out as the model's input sequence."""
+
+    text: str
+    sequence: np.ndarray  # prefix token (if any) + text tokens + EOS (if any)
+    target_ids: np.ndarray  # sequence[1:]
+    target_offsets: np.ndarray  # (n, 2) character span of each target
+    target_units: np.ndarray  # (n, 3) words, chars, bytes of each target
+    target_is_eos: np.ndarray
+    unscored_ids: np.ndarray
+    unscored_offsets: np.ndarray
+    prefix_token: str | None
+
+
+def prepare(text: str, lm: LoadedModel, *, prefix: str | None = "bos", add_eos: bool = False,
+            words: WordSpec = None) -> Prepared:
+    """Tokenize ``text`` once (no added special tokens; special-token strings
+    in the text stay plain text) and attach character spans and units."""
+    if not isinstance(text, str):
+        raise TypeError(f"text must be a str, got {type(text).__name__}")
+    if prefix not in ("bos", None):
+        raise ValueError(f"prefix must be 'bos' or None, got {prefix!r}")
+    tok = lm.tokenizer
+    enc = tok(text, add_special_tokens=False, return_offsets_mapping=True,
+              split_special_tokens=True)
+    ids = np.asarray(enc["input_ids"], dtype=np.int64)
+    spans = partition_offsets(np.asarray(enc["offset_mapping"]).reshape(-1, 2), len(text))
+    units = TextUnits.of(text, words).per_span(spans)
+
+    head: list[int] = []
+    prefix_token = None
+    if prefix == "bos":
+        pid = tok.bos_token_id if tok.bos_token_id is not None else tok.eos_token_id
+        if pid is None:
+            raise ValueError("prefix='bos' needs a BOS or EOS token, and this tokenizer has "
+                             "neither; pass prefix=None to leave the first token unscored")
+        head = [int(pid)]
+        prefix_token = tok.convert_ids_to_tokens(int(pid))
+    tail: list[int] = []
+    if add_eos:
+        if tok.eos_token_id is None:
+            raise ValueError("add_eos=True needs an EOS token, and this tokenizer has none")
+        tail = [int(tok.eos_token_id)]
+    sequence = np.concatenate([np.asarray(head, np.int64), ids, np.asarray(tail, np.int64)])
+
+    n_unscored = 0 if head else min(1, len(ids))
+    offsets = spans[n_unscored:]
+    tunits = units[n_unscored:]
+    is_eos = np.zeros(len(offsets), dtype=bool)
+    if tail and len(sequence) > 1:
+        end = len(text)
+        offsets = np.vstack([offsets, [[end, end]]])
+        tunits = np.vstack([tunits, [[1, 1, 1]]])  # EOS counts as one of every unit
+        is_eos = np.append(is_eos, True)
+    return Prepared(text=text, sequence=sequence, target_ids=sequence[1:],
+                    target_offsets=offsets.reshape(-1, 2), target_units=tunits.reshape(-1, 3),
+                    target_is_eos=is_eos, unscored_ids=ids[:n_unscored],
+                    unscored_offsets=spans[:n_unscored], prefix_token=prefix_token)
+
+
+@dataclass
+class ScoreProgress:
+    """One finished batch: the new tokens and how far the run is."""
+
+    start: int  # index, among scored tokens, of this chunk's first token
+    chunk: dict[str, np.ndarray]  # arrays keyed like result.TOKEN_ARRAYS
+    new_vocab: dict[int, str]  # decoded text of token ids first seen in this chunk
+    done: int
+    total: int
+    elapsed_s: float
+    finished: bool = False  # every token scored
+    cancelled: bool = False
+    _build: Callable[[], ScoreResult] = field(default=None, repr=False)  # type: ignore[assignment]
+
+    @property
+    def tokens_per_s(self) -> float:
+        return self.done / self.elapsed_s if self.elapsed_s > 0 else math.nan
+
+    @property
+    def eta_s(self) -> float:
+        rate = self.tokens_per_s
+        return (self.total - self.done) / rate if rate and rate > 0 else math.nan
+
+    @property
+    def result(self) -> ScoreResult:
+        """Everything scored up to this point (``partial`` unless finished)."""
+        return self._build()
+
+
+def _is_cancelled(cancel: CancelFlag) -> bool:
+    if cancel is None:
+        return False
+    if isinstance(cancel, threading.Event):
+        return cancel.is_set()
+    return bool(cancel())
+
+
+class _Forward:
+    """Model calls that pass only target positions through the LM head."""
+
+    def __init__(self, lm: LoadedModel, top_k: int):
+        self.lm = lm
+        self.top_k = top_k
+        model = lm.model
+        cfg = model.config
+        self.head = model.get_output_embeddings()
+        base = getattr(model, "base_model", None)
+        post_head = any(getattr(cfg, a, None) not in (None, 1, 1.0) for a in _POST_HEAD_ATTRS)
+        self.base = None if (base is None or base is model or post_head) else base
+        self.vocab_size = self.head.weight.shape[0]
+
+    def target_logits(self, inputs: Any, n_targets: list[int]) -> Iterator[Any]:
+        """Yield fp32 logits for the target rows, a bounded slab at a time."""
+        import torch
+
+        rows_per_slab = max(1, MAX_LOGIT_ELEMENTS // self.vocab_size)
+        if self.base is not None:
+            hidden = self.base(input_ids=inputs, use_cache=False).last_hidden_state
+            rows = torch.cat([hidden[b, hidden.shape[1] - k:] for b, k in enumerate(n_targets)])
+            for i in range(0, rows.shape[0], rows_per_slab):
+                yield self.head(rows[i:i + rows_per_slab]).float()
+        else:  # the model's own forward, keeping only the last positions' logits
+            keep = max(n_targets)
+            logits = self.lm.model(input_ids=inputs, use_cache=False, logits_to_keep=keep).logits
+            rows = torch.cat([logits[b, keep - k:] for b, k in enumerate(n_targets)])
+            for i in range(0, rows.shape[0], rows_per_slab):
+                yield rows[i:i + rows_per_slab].float()
+
+    def score_batch(self, sequence: Any, batch: list[Window]) -> dict[str, np.ndarray]:
+        import torch
+
+        inputs = torch.stack([sequence[w.input_start:w.input_end] for w in batch])
+        targets = torch.cat([sequence[w.target_start:w.target_end] for w in batch])
+        n_targets = [w.n_targets for w in batch]
+        out: dict[str, list] = {k: [] for k in ("surprisal", "entropy", "rank", "topk_ids",
+                                               "topk_probs")}
+        row = 0
+        for logits in self.target_logits(inputs, n_targets):
+            n = logits.shape[0]
+            tgt = targets[row:row + n]
+            row += n
+            logits -= logits.max(dim=-1, keepdim=True).values  # shifted: max is 0
+            expd = logits.exp()
+            total = expd.sum(dim=-1)
+            log_total = total.log()
+            tgt_logit = logits.gather(1, tgt[:, None])[:, 0]
+            # entropy = log Z - E_p[logit]; the dot product avoids a third vocab-sized buffer
+            mean_logit = torch.bmm(expd[:, None, :], logits[:, :, None])[:, 0, 0] / total
+            out["surprisal"].append(log_total - tgt_logit)
+            out["entropy"].append(log_total - mean_logit)
+            out["rank"].append((logits > tgt_logit[:, None]).sum(dim=-1) + 1)
+            if self.top_k:
+                top_val, top_idx = logits.topk(self.top_k, dim=-1)
+                out["topk_ids"].append(top_idx)
+                out["topk_probs"].append((top_val - log_total[:, None]).exp())
+            del expd
+        arrays = {k: torch.cat(v).cpu().numpy() if v else None for k, v in out.items()}
+        n = len(targets)
+        if not self.top_k:
+            arrays["topk_ids"] = np.zeros((n, 0), np.int64)
+            arrays["topk_probs"] = np.zeros((n, 0), np.float64)
+        arrays["context_length"] = np.concatenate([np.asarray(w.context_lengths()) for w in batch])
+        return arrays
+
+
+def auto_batch_size(lm: LoadedModel, max_length: int) -> int:
+    """Windows per batch.  On a CPU one window already fills the cores, and
+    smaller batches stream sooner; on a GPU, fit ~40% of free memory."""
+    if lm.device.type != "cuda":
+        return 1
+    import torch
+
+    cfg = lm.model.config
+    hidden = getattr(cfg, "hidden_size", None) or getattr(cfg, "n_embd", 1024)
+    inter = getattr(cfg, "intermediate_size", None) or 4 * hidden
+    heads = getattr(cfg, "num_attention_heads", None) or getattr(cfg, "n_head", 16)
+    elem = torch.finfo(lm.dtype).bits // 8
+    per_window = max_length * (3 * inter + 8 * hidden) * elem + heads * max_length**2 * 4
+    free, _ = torch.cuda.mem_get_info(lm.device)
+    return int(max(1, min(64, 0.4 * free // per_window)))
+
+
+def _is_oom(exc: BaseException) -> bool:
+    import torch
+
+    oom = getattr(torch, "OutOfMemoryError", None) or torch.cuda.OutOfMemoryError
+    return isinstance(exc, oom) or "out of memory" in str(exc).lower()
+
+
+def resolve_window(lm: LoadedModel, max_length: int | None, stride: int | None) -> tuple[int, int]:
+    """Defaults: the model's context length (capped on CPU), stride half of it."""
+    if max_length is None:
+        max_length = lm.default_max_length()
+    if stride is None:
+        stride = max(1, max_length // 2) if isinstance(max_length, int) else stride
+    check_window_params(max_length, stride)
+    ctx = lm.context_length
+    if ctx is not None and max_length > ctx:
+        raise ValueError(f"max_length must not exceed the model's context length ({ctx}), "
+                         f"got {max_length}")
+    return max_length, stride
+
+
+def stream(text: str, lm: Any = None, *, max_length: int | None = None, stride: int | None = None,
+           prefix: str | None = "bos", add_eos: bool = False, top_k: int = 5,
+           batch_size: int | str = "auto", words: WordSpec = None,
+           cancel: CancelFlag = None) -> Iterator[ScoreProgress]:
+    """Score ``text`` window by window, yielding a ``ScoreProgress`` per batch.
+
+    The last item has ``finished`` (or ``cancelled``) set and its ``result``
+    equals ``score(...)`` with the same arguments.  ``cancel`` (an Event or a
+    callable) is checked before every batch.  On an error a ``ScoringError``
+    carries the partial result.
+    """
+    lm = _as_loaded(lm)
+    if isinstance(top_k, bool) or not isinstance(top_k, int) or top_k < 0:
+        raise ValueError(f"top_k must be a non-negative integer, got {top_k!r}")
+    max_length, stride = resolve_window(lm, max_length, stride)
+    if batch_size == "auto":
+        batch_size = auto_batch_size(lm, max_length)
+    if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
+        raise ValueError(f"batch_size must be 'auto' or a positive integer, got {batch_size!r}")
+    prep = prepare(text, lm, prefix=prefix, add_eos=add_eos, words=words)
+    windows = plan_windows(len(prep.sequence), max_length, stride)
+    forward = _Forward(lm, min(top_k, lm.model.get_output_embeddings().weight.shape[0]))
+    settings = {
+        "model": lm.name, "max_length": max_length, "stride": stride, "prefix": prefix,
+        "prefix_token": prep.prefix_token, "add_eos": add_eos, "top_k": forward.top_k,
+        "device": str(lm.device), "dtype": str(lm.dtype).replace("torch.", ""),
+        "words": str(words) if words is not None else r"\S+", "n_windows": len(windows),
+    }
+    yield from _run(prep, windows, forward, lm, settings, batch_size, cancel)
+
+
+def _run(prep: Prepared, windows: list[Window], forward: _Forward, lm: LoadedModel,
+         settings: dict, batch_size: int, cancel: CancelFlag) -> Iterator[ScoreProgress]:
+    import torch
+
+    total = len(prep.target_ids)
+    parts: list[dict[str, np.ndarray]] = []
+    vocab: dict[int, str] = {}
+    done = 0
+    t0 = time.perf_counter()
+    state = {"cancelled": False}
+
+    def build() -> ScoreResult:
+        return ScoreResult.from_parts(
+            prep.text, parts, forward.top_k, vocab=dict(vocab),
+            unscored_token_ids=prep.unscored_ids, unscored_offsets=prep.unscored_offsets,
+            settings={**settings, "batch_size": batch_size},
+            partial=done < total, total_tokens=total, elapsed_s=time.perf_counter() - t0)
+
+    sequence = torch.as_tensor(prep.sequence, device=lm.device)
+    i = 0
+    while i < len(windows):
+        if _is_cancelled(cancel):
+            state["cancelled"] = True
+            break
+        batch = windows[i:i + batch_size]
+        try:
+            with torch.inference_mode():
+                arrays = forward.score_batch(sequence, batch)
+        except Exception as exc:
+            if _is_oom(exc) and batch_size > 1:
+                batch_size = max(1, batch_size // 2)  # retry the same windows, smaller
+                if lm.device.type == "cuda":
+                    torch.cuda.empty_cache()
+                continue
+            raise ScoringError(f"scoring failed after {done} of {total} tokens: "
+                               f"{type(exc).__name__}: {exc}", build()) from exc
+        start, stop = batch[0].target_start - 1, batch[-1].target_end - 1
+        arrays.update(token_ids=prep.target_ids[start:stop],
+                      offsets=prep.target_offsets[start:stop],
+                      units=prep.target_units[start:stop], is_eos=prep.target_is_eos[start:stop])
+        arrays = {k: np.asarray(arrays[k], dtype=TOKEN_ARRAYS[k]) for k in TOKEN_ARRAYS}
+        new_ids = np.setdiff1d(np.unique(np.concatenate(
+            [arrays["token_ids"], arrays["topk_ids"].ravel()])), np.fromiter(vocab, np.int64))
+        new_vocab = dict(zip(new_ids.tolist(),
+                             lm.tokenizer.batch_decode([[t] for t in new_ids.tolist()]),
+                             strict=True))
+        vocab.update(new_vocab)
+        parts.append(arrays)
+        done = stop
+        i += len(batch)
+        yield ScoreProgress(start=start, chunk=arrays, new_vocab=new_vocab, done=done,
+                            total=total, elapsed_s=time.perf_counter() - t0,
+                            finished=done == total, _build=build)
+    if done < total or total == 0:
+        # a final marker: cancelled, or a text with nothing to score
+        yield ScoreProgress(start=done, chunk=empty_token_arrays(forward.top_k), new_vocab={},
+                            done=done,
+                            total=total, elapsed_s=time.perf_counter() - t0,
+                            finished=done == total, cancelled=state["cancelled"], _build=build)
+
+
+_default_model: LoadedModel | None = None
+
+
+def _as_loaded(lm: Any) -> LoadedModel:
+    """Anything ``load_model`` takes; the default model is loaded once per process."""
+    global _default_model
+    if isinstance(lm, LoadedModel):
+        return lm
+    if lm is None:
+        if _default_model is None:
+            _default_model = load_model(None)
+        return _default_model
+    return load_model(lm)
+
+
+def score(text: str, lm: Any = None, *, max_length: int | None = None, stride: int | None = None,
+          prefix: str | None = "bos", add_eos: bool = False, top_k: int = 5,
+          batch_size: int | str = "auto", words: WordSpec = None) -> ScoreResult:
+    """Score every token of ``text`` exactly once with strided sliding windows.
+
+    ``lm``: anything ``load_model`` takes (default: the embedded SmolLM2).
+    ``max_length``: window length (default: the model's context length, capped
+    at 1024 on CPU); ``stride``: new targets per window after the first
+    (default ``max_length // 2``); each target sees at least
+    ``max_length - stride + 1`` positions of context when the text has them.
+    ``prefix="bos"`` scores the first token after the BOS (else EOS) token;
+    ``prefix=None`` leaves it unscored.  ``add_eos`` also scores an EOS token.
+    """
+    progress = stream(text, lm, max_length=max_length, stride=stride, prefix=prefix,
+                      add_eos=add_eos, top_k=top_k, batch_size=batch_size, words=words)
+    *_, last = progress  # stream always yields at least once; the last one is complete
+    return last.result

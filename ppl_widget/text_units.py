@@ -1,0 +1,126 @@
+"""Characters, bytes and words of a text, and which token each one belongs to.
+
+Pure numpy: no torch.  Characters are Unicode code points, bytes are UTF-8
+bytes, words are matches of a pattern (default: runs of non-whitespace).
+
+Every unit is attributed to exactly one token, so the units of any run of
+tokens is a plain sum, identical in Python and in the widget's JavaScript:
+a character (and its bytes) belongs to the token whose span holds it, a
+word belongs to the token holding its first character.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+import numpy as np
+
+#: Whitespace-separated words, as lm-evaluation-harness's word_perplexity
+#: counts them (it splits on ``\s+``; for text with leading or trailing
+#: whitespace that split also counts an empty word, this pattern does not).
+DEFAULT_WORD_PATTERN = r"\S+"
+
+WordSpec = str | re.Pattern | Callable[[str], Iterable] | None
+
+
+def _code_points(text: str) -> np.ndarray:
+    # surrogatepass keeps lone surrogates (invalid in UTF-8 but legal in str) countable
+    return np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype="<u4")
+
+
+def word_starts(text: str, words: WordSpec = None) -> np.ndarray:
+    """Character index where each word of ``text`` starts, ascending.
+
+    ``words`` is a regex (string or compiled) whose matches are words, or a
+    callable returning the words as ``(start, end)`` pairs, match objects or
+    start indices.
+    """
+    if words is None:
+        words = DEFAULT_WORD_PATTERN
+    if isinstance(words, str | re.Pattern):
+        pattern = re.compile(words) if isinstance(words, str) else words
+        starts = [m.start() for m in pattern.finditer(text) if m.end() > m.start()]
+    elif callable(words):
+        starts = []
+        for item in words(text):
+            if isinstance(item, re.Match):
+                starts.append(item.start())
+            elif isinstance(item, int | np.integer):
+                starts.append(int(item))
+            else:
+                starts.append(int(item[0]))
+    else:
+        raise TypeError(
+            "words must be a regex pattern, a callable returning word spans, or None; "
+            f"got {type(words).__name__}"
+        )
+    out = np.asarray(sorted(starts), dtype=np.int64)
+    if out.size and (out[0] < 0 or out[-1] > len(text)):
+        raise ValueError("word spans must lie inside the text (0 <= start <= len(text))")
+    return out
+
+
+def partition_offsets(offsets: np.ndarray, text_length: int) -> np.ndarray:
+    """Turn a tokenizer's offset mapping into spans that tile the text.
+
+    Tokenizers leave gaps (a dropped space), overlap (byte-level tokens that
+    split one multi-byte character all claim that character) or stop short of
+    the end.  Each token here ends where the tokenizer said its text ends
+    (made non-decreasing) and starts where the previous one ended, so each
+    character belongs to exactly one token; a token holding only the tail
+    bytes of a character already claimed gets an empty span.
+    """
+    offsets = np.asarray(offsets, dtype=np.int64).reshape(-1, 2)
+    n = len(offsets)
+    spans = np.zeros((n, 2), dtype=np.int64)
+    if n == 0:
+        return spans
+    ends = np.maximum.accumulate(np.clip(offsets[:, 1], 0, text_length))
+    ends[-1] = text_length
+    spans[:, 1] = ends
+    spans[1:, 0] = ends[:-1]
+    return spans
+
+
+@dataclass(frozen=True)
+class TextUnits:
+    """Prefix counts over a text, for O(1) unit counts of any character span."""
+
+    text: str
+    word_start_index: np.ndarray  # character index of each word's first character
+    byte_prefix: np.ndarray  # byte_prefix[i] = UTF-8 bytes in text[:i]
+    utf16_prefix: np.ndarray  # utf16_prefix[i] = UTF-16 code units in text[:i]
+
+    @classmethod
+    def of(cls, text: str, words: WordSpec = None) -> TextUnits:
+        cps = _code_points(text)
+        nbytes = 1 + (cps >= 0x80) + (cps >= 0x800) + (cps >= 0x10000)
+        nutf16 = 1 + (cps >= 0x10000)
+        zero = np.zeros(1, dtype=np.int64)
+        return cls(
+            text=text,
+            word_start_index=word_starts(text, words),
+            byte_prefix=np.concatenate([zero, np.cumsum(nbytes, dtype=np.int64)]),
+            utf16_prefix=np.concatenate([zero, np.cumsum(nutf16, dtype=np.int64)]),
+        )
+
+    def counts(self, start: int, end: int) -> tuple[int, int, int]:
+        """(words, chars, bytes) attributed to the character span [start, end)."""
+        return tuple(int(v) for v in self.per_span(np.array([[start, end]]))[0])
+
+    def per_span(self, spans: np.ndarray) -> np.ndarray:
+        """(words, chars, bytes) for each ``[start, end)`` row of ``spans``."""
+        spans = np.asarray(spans, dtype=np.int64).reshape(-1, 2)
+        s, e = spans[:, 0], spans[:, 1]
+        out = np.empty((len(spans), 3), dtype=np.int64)
+        ws = self.word_start_index
+        out[:, 0] = np.searchsorted(ws, e, "left") - np.searchsorted(ws, s, "left")
+        out[:, 1] = e - s
+        out[:, 2] = self.byte_prefix[e] - self.byte_prefix[s]
+        return out
+
+    def to_utf16(self, index: np.ndarray) -> np.ndarray:
+        """Code-point indices to UTF-16 code-unit indices (for JavaScript)."""
+        return self.utf16_prefix[np.asarray(index, dtype=np.int64)]
