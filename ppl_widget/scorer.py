@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 import threading
 import time
+from collections import deque
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -283,20 +284,26 @@ def _run(prep: Prepared, windows: list[Window], forward: _Forward, lm: LoadedMod
     vocab: dict[int, str] = {}
     done = 0
     t0 = time.perf_counter()
-    state = {"cancelled": False}
+    cancelled = False
 
-    def build() -> ScoreResult:
-        return ScoreResult.from_parts(
-            prep.text, parts, forward.top_k, vocab=dict(vocab),
-            unscored_token_ids=prep.unscored_ids, unscored_offsets=prep.unscored_offsets,
-            settings={**settings, "batch_size": batch_size},
-            partial=done < total, total_tokens=total, elapsed_s=time.perf_counter() - t0)
+    def snapshot(n_parts: int, scored: int, elapsed: float) -> Callable[[], ScoreResult]:
+        """The result as it stands now, built only if asked for."""
+        def build() -> ScoreResult:
+            kept = parts[:n_parts]
+            ids = np.unique(np.concatenate([np.zeros(0, np.int64)] + [
+                np.concatenate([p["token_ids"], p["topk_ids"].ravel()]) for p in kept]))
+            return ScoreResult.from_parts(
+                prep.text, kept, forward.top_k, vocab={i: vocab[i] for i in ids.tolist()},
+                unscored_token_ids=prep.unscored_ids, unscored_offsets=prep.unscored_offsets,
+                settings={**settings, "batch_size": batch_size},
+                partial=scored < total, total_tokens=total, elapsed_s=elapsed)
+        return build
 
     sequence = torch.as_tensor(prep.sequence, device=lm.device)
     i = 0
     while i < len(windows):
         if _is_cancelled(cancel):
-            state["cancelled"] = True
+            cancelled = True
             break
         batch = windows[i:i + batch_size]
         try:
@@ -309,7 +316,8 @@ def _run(prep: Prepared, windows: list[Window], forward: _Forward, lm: LoadedMod
                     torch.cuda.empty_cache()
                 continue
             raise ScoringError(f"scoring failed after {done} of {total} tokens: "
-                               f"{type(exc).__name__}: {exc}", build()) from exc
+                               f"{type(exc).__name__}: {exc}",
+                               snapshot(len(parts), done, time.perf_counter() - t0)()) from exc
         start, stop = batch[0].target_start - 1, batch[-1].target_end - 1
         arrays.update(token_ids=prep.target_ids[start:stop],
                       offsets=prep.target_offsets[start:stop],
@@ -317,22 +325,28 @@ def _run(prep: Prepared, windows: list[Window], forward: _Forward, lm: LoadedMod
         arrays = {k: np.asarray(arrays[k], dtype=TOKEN_ARRAYS[k]) for k in TOKEN_ARRAYS}
         new_ids = np.setdiff1d(np.unique(np.concatenate(
             [arrays["token_ids"], arrays["topk_ids"].ravel()])), np.fromiter(vocab, np.int64))
-        new_vocab = dict(zip(new_ids.tolist(),
-                             lm.tokenizer.batch_decode([[t] for t in new_ids.tolist()]),
-                             strict=True))
+        new_vocab = _decode_each(lm.tokenizer, new_ids.tolist())
         vocab.update(new_vocab)
         parts.append(arrays)
         done = stop
         i += len(batch)
+        elapsed = time.perf_counter() - t0
         yield ScoreProgress(start=start, chunk=arrays, new_vocab=new_vocab, done=done,
-                            total=total, elapsed_s=time.perf_counter() - t0,
-                            finished=done == total, _build=build)
+                            total=total, elapsed_s=elapsed, finished=done == total,
+                            _build=snapshot(len(parts), done, elapsed))
     if done < total or total == 0:
         # a final marker: cancelled, or a text with nothing to score
+        elapsed = time.perf_counter() - t0
         yield ScoreProgress(start=done, chunk=empty_token_arrays(forward.top_k), new_vocab={},
-                            done=done,
-                            total=total, elapsed_s=time.perf_counter() - t0,
-                            finished=done == total, cancelled=state["cancelled"], _build=build)
+                            done=done, total=total, elapsed_s=elapsed, finished=done == total,
+                            cancelled=cancelled, _build=snapshot(len(parts), done, elapsed))
+
+
+def _decode_each(tokenizer: Any, ids: list[int]) -> dict[int, str]:
+    """Each id's own decoded text (a lone byte of a multi-byte character shows as U+FFFD)."""
+    if not ids:  # batch_decode([]) returns [''], not []
+        return {}
+    return dict(zip(ids, tokenizer.batch_decode([[t] for t in ids]), strict=True))
 
 
 _default_model: LoadedModel | None = None
@@ -365,5 +379,5 @@ def score(text: str, lm: Any = None, *, max_length: int | None = None, stride: i
     """
     progress = stream(text, lm, max_length=max_length, stride=stride, prefix=prefix,
                       add_eos=add_eos, top_k=top_k, batch_size=batch_size, words=words)
-    *_, last = progress  # stream always yields at least once; the last one is complete
-    return last.result
+    last = deque(progress, maxlen=1)  # stream always yields; the last item is complete
+    return last[0].result

@@ -1,0 +1,229 @@
+// Colour scales.  Pure: no DOM.
+//
+// Every value is mapped to t in [0, 1] ("how surprising"), quantised into
+// NBINS bins; each bin is a CSS class (.pplw-c0 ... .pplw-c31 in widget.css)
+// whose colours come from CSS variables set on the widget root, so a theme
+// switch changes NBINS variables and touches no token span.
+//
+// Two sequential ramps, interpolated in OKLab (perceptually even steps):
+// on a light background low values are pale and high values dark; on a dark
+// background low values sit close to the background and high values glow.
+// Either way "more colour = more surprising", and the text colour of each
+// bin is whichever of black / white contrasts more with it.
+
+export const NBINS = 32;
+
+export const MODES = Object.freeze(["surprisal", "probability", "rank", "entropy"]);
+
+export const MODE_LABELS = Object.freeze({
+  surprisal: "Surprisal",
+  probability: "Probability",
+  rank: "Rank",
+  entropy: "Entropy",
+});
+
+// Upper ends of the continuous scales (values above are clamped).
+export const SURPRISAL_MAX_BITS = 16;
+export const ENTROPY_MAX_BITS = 10;
+
+export const RANK_BUCKETS = Object.freeze([
+  { max: 10, label: "top 10" },
+  { max: 100, label: "top 100" },
+  { max: 1000, label: "top 1000" },
+  { max: Infinity, label: "rest" },
+]);
+// Bin used for each rank bucket (spread over the scale).
+export const RANK_BINS = Object.freeze([0, 12, 22, NBINS - 1]);
+
+const LN2 = Math.LN2;
+
+const clamp01 = (t) => (t < 0 ? 0 : t > 1 ? 1 : t);
+
+/** Rank (1 = top choice) -> bucket 0..3 (top10, top100, top1000, rest); -1 if invalid. */
+export function rankBucket(rank) {
+  if (!(rank >= 1)) return -1;
+  for (let b = 0; b < RANK_BUCKETS.length; b++) if (rank <= RANK_BUCKETS[b].max) return b;
+  return RANK_BUCKETS.length - 1;
+}
+
+/** t in [0, 1] -> bin 0..NBINS-1 (clamped); NaN -> -1. */
+export function binOfT(t) {
+  if (!(t === t)) return -1; // NaN
+  const b = Math.floor(clamp01(t) * NBINS);
+  return b >= NBINS ? NBINS - 1 : b;
+}
+
+/**
+ * Bin of one token for a mode, from surprisal (nats), entropy (nats) and
+ * rank.  Surprisal: bits over [0, SURPRISAL_MAX_BITS]; probability: 1 - p
+ * (a sure token is pale, an unlikely one dark); rank: its bucket; entropy:
+ * bits over [0, ENTROPY_MAX_BITS].  Invalid values give -1.
+ */
+export function binFor(mode, surprisalNats, entropyNats, rank) {
+  switch (mode) {
+    case "probability": {
+      if (!(surprisalNats >= 0)) return -1;
+      return binOfT(1 - Math.exp(-surprisalNats));
+    }
+    case "rank": {
+      const b = rankBucket(rank);
+      return b < 0 ? -1 : RANK_BINS[b];
+    }
+    case "entropy":
+      if (!(entropyNats >= 0)) return -1;
+      return binOfT(entropyNats / LN2 / ENTROPY_MAX_BITS);
+    default:
+      if (!(surprisalNats >= 0)) return -1;
+      return binOfT(surprisalNats / LN2 / SURPRISAL_MAX_BITS);
+  }
+}
+
+/** Bin of token i of a TokenStore. */
+export function tokenBin(mode, store, i) {
+  return binFor(mode, store.surprisal[i], store.entropy[i], store.rank[i]);
+}
+
+// --- colour maths -------------------------------------------------------
+
+export function hexToRgb(hex) {
+  const h = hex.replace("#", "");
+  return [0, 2, 4].map((k) => parseInt(h.slice(k, k + 2), 16));
+}
+
+const toLinear = (c) => {
+  const v = c / 255;
+  return v <= 0.04045 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4;
+};
+const fromLinear = (v) => {
+  const c = v <= 0.0031308 ? 12.92 * v : 1.055 * v ** (1 / 2.4) - 0.055;
+  return Math.round(clamp01(c) * 255);
+};
+
+function rgbToOklab([r, g, b]) {
+  const R = toLinear(r);
+  const G = toLinear(g);
+  const B = toLinear(b);
+  const l = Math.cbrt(0.4122214708 * R + 0.5363325363 * G + 0.0514459929 * B);
+  const m = Math.cbrt(0.2119034982 * R + 0.6806995451 * G + 0.1073969566 * B);
+  const s = Math.cbrt(0.0883024619 * R + 0.2817188376 * G + 0.6299787005 * B);
+  return [
+    0.2104542553 * l + 0.793617785 * m - 0.0040720468 * s,
+    1.9779984951 * l - 2.428592205 * m + 0.4505937099 * s,
+    0.0259040371 * l + 0.7827717662 * m - 0.808675766 * s,
+  ];
+}
+
+function oklabToRgb([L, a, b]) {
+  const l = (L + 0.3963377774 * a + 0.2158037573 * b) ** 3;
+  const m = (L - 0.1055613458 * a - 0.0638541728 * b) ** 3;
+  const s = (L - 0.0894841775 * a - 1.291485548 * b) ** 3;
+  return [
+    fromLinear(4.0767416621 * l - 3.3077115913 * m + 0.2309699292 * s),
+    fromLinear(-1.2684380046 * l + 2.6097574011 * m - 0.3413193965 * s),
+    fromLinear(-0.0041960863 * l - 0.7034186147 * m + 1.707614701 * s),
+  ];
+}
+
+/** WCAG relative luminance of an sRGB triple (0..255). */
+export function luminance([r, g, b]) {
+  return 0.2126 * toLinear(r) + 0.7152 * toLinear(g) + 0.0722 * toLinear(b);
+}
+
+export function contrastRatio(c1, c2) {
+  const a = luminance(c1);
+  const b = luminance(c2);
+  return (Math.max(a, b) + 0.05) / (Math.min(a, b) + 0.05);
+}
+
+export const DARK_TEXT = [0, 0, 0];
+export const LIGHT_TEXT = [255, 255, 255];
+
+/** Text colour for a background: whichever of black / white contrasts more. */
+export function textColorFor(bg) {
+  return contrastRatio(bg, DARK_TEXT) >= contrastRatio(bg, LIGHT_TEXT) ? DARK_TEXT : LIGHT_TEXT;
+}
+
+// Control points, low -> high.
+export const RAMPS = Object.freeze({
+  light: [
+    [0.0, "#fbf7ea"],
+    [0.22, "#fde2a4"],
+    [0.47, "#f89a58"],
+    [0.72, "#d24a63"],
+    [1.0, "#4b176e"],
+  ],
+  dark: [
+    [0.0, "#2c2a37"],
+    [0.25, "#4b2b78"],
+    [0.5, "#983579"],
+    [0.75, "#e5634a"],
+    [1.0, "#fde27b"],
+  ],
+});
+
+const LAB_RAMPS = Object.fromEntries(
+  Object.entries(RAMPS).map(([k, pts]) => [k, pts.map(([t, hex]) => [t, rgbToOklab(hexToRgb(hex))])]),
+);
+
+/** Colour of the ramp of `theme` ("light" | "dark") at t (clamped to [0, 1]). */
+export function rampRgb(theme, t) {
+  const pts = LAB_RAMPS[theme] || LAB_RAMPS.light;
+  const x = clamp01(Number.isNaN(t) ? 0 : t);
+  let k = 0;
+  while (k < pts.length - 2 && x > pts[k + 1][0]) k++;
+  const [t0, c0] = pts[k];
+  const [t1, c1] = pts[k + 1];
+  const u = t1 > t0 ? (x - t0) / (t1 - t0) : 0;
+  return oklabToRgb([0, 1, 2].map((j) => c0[j] + (c1[j] - c0[j]) * u));
+}
+
+export const rgbCss = ([r, g, b]) => `rgb(${r}, ${g}, ${b})`;
+
+/** The NBINS colours of a theme: [{bg, fg}] as [r, g, b]; bin k sits at t = k/(NBINS-1). */
+export function palette(theme) {
+  const out = [];
+  for (let k = 0; k < NBINS; k++) {
+    const bg = rampRgb(theme, k / (NBINS - 1));
+    out.push({ bg, fg: textColorFor(bg) });
+  }
+  return out;
+}
+
+/**
+ * What the legend shows for a mode: {title, kind, ticks|buckets}.
+ * ticks: [{at (0..1 along the bar), label}]; buckets: [{bin, label}].
+ */
+export function legendFor(mode) {
+  switch (mode) {
+    case "probability":
+      return {
+        title: "probability",
+        kind: "continuous",
+        ticks: [1, 0.75, 0.5, 0.25, 0].map((p) => ({ at: 1 - p, label: String(p) })),
+      };
+    case "rank":
+      return {
+        title: "rank",
+        kind: "buckets",
+        buckets: RANK_BUCKETS.map((b, k) => ({ bin: RANK_BINS[k], label: b.label })),
+      };
+    case "entropy":
+      return {
+        title: "entropy (bits)",
+        kind: "continuous",
+        ticks: [0, 2.5, 5, 7.5, 10].map((v) => ({
+          at: v / ENTROPY_MAX_BITS,
+          label: v === ENTROPY_MAX_BITS ? `≥${v}` : String(v),
+        })),
+      };
+    default:
+      return {
+        title: "surprisal (bits)",
+        kind: "continuous",
+        ticks: [0, 4, 8, 12, 16].map((v) => ({
+          at: v / SURPRISAL_MAX_BITS,
+          label: v === SURPRISAL_MAX_BITS ? `≥${v}` : String(v),
+        })),
+      };
+  }
+}

@@ -1,0 +1,67 @@
+// Mirror of ppl_widget/protocol.py: change both together.
+// test/protocol.test.js parses the Python file and fails when they drift.
+
+export const MSG_RESET = "reset";
+export const MSG_CHUNK = "chunk";
+export const MSG_DONE = "done";
+export const MSG_ERROR = "error";
+export const MSG_CANCEL = "cancel";
+export const MSG_REPLAY = "replay";
+
+// [name, dtype, values per token; 0 means top_k values per token]
+// Every buffer of a chunk message follows this order; result_data uses the
+// same names as keys.
+export const CHUNK_FIELDS = Object.freeze([
+  ["token_ids", "<i4", 1],
+  ["start16", "<i4", 1],
+  ["end16", "<i4", 1],
+  ["surprisal", "<f4", 1], // nats
+  ["entropy", "<f4", 1], // nats
+  ["rank", "<i4", 1], // 1 = the model's top choice
+  ["context_length", "<i4", 1],
+  ["units", "<i4", 3], // words, chars, bytes attributed to this token
+  ["topk_ids", "<i4", 0],
+  ["topk_probs", "<f4", 0],
+]);
+
+// Index of each unit inside the per-token `units` triple.
+export const UNIT_WORDS = 0;
+export const UNIT_CHARS = 1;
+export const UNIT_BYTES = 2;
+
+// Synced traits the front end reads (and, for the controls, writes).
+export const TRAIT_TEXT = "text";
+export const TRAIT_STATUS = "status";
+export const TRAIT_ERROR = "error";
+export const TRAIT_SETTINGS = "settings";
+export const TRAIT_MAX_LENGTH = "max_length";
+export const TRAIT_STRIDE = "stride";
+export const TRAIT_PREFIX = "prefix";
+export const TRAIT_RESULT = "result_data";
+export const TRAIT_COLOR_MODE = "color_mode"; // optional
+export const TRAIT_SHOW_BOUNDARIES = "show_boundaries"; // optional
+
+export const STATUS_IDLE = "idle";
+export const STATUS_SCORING = "scoring";
+export const STATUS_DONE = "done";
+export const STATUS_CANCELLED = "cancelled";
+export const STATUS_ERROR = "error";
+
+export const PREFIX_CHOICES = Object.freeze(["bos", "none"]);
+
+// Keys of ScoreResult.metrics() (NaN may arrive as null).
+export const METRIC_KEYS = Object.freeze([
+  "total_nll",
+  "total_bits",
+  "n_tokens",
+  "n_words",
+  "n_chars",
+  "n_bytes",
+  "token_ppl",
+  "word_ppl",
+  "char_ppl",
+  "byte_ppl",
+  "bits_per_token",
+  "bits_per_char",
+  "bits_per_byte",
+]);

@@ -1,0 +1,101 @@
+"""Shared fixtures: tiny randomly initialised models (GPT-2 and Llama shapes)
+with small tokenizers trained here, so tests need no network and no hub."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+CORPUS = [
+    "The quick brown fox jumps over the lazy dog.",
+    "Perplexity is the exponential of the average negative log-likelihood.",
+    "Sliding windows score every token exactly once, with as much context as fits.",
+    "Surprisal is minus the log probability of a token given its context.",
+    "Les modèles de langue prédisent le mot suivant. 日本語のテキストも少し。",
+] * 20
+
+
+def _byte_level_tokenizer():
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+    from transformers import PreTrainedTokenizerFast
+
+    tok = Tokenizer(models.BPE())
+    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tok.decoder = decoders.ByteLevel()
+    trainer = trainers.BpeTrainer(vocab_size=400, special_tokens=["<|endoftext|>"],
+                                  initial_alphabet=pre_tokenizers.ByteLevel.alphabet())
+    tok.train_from_iterator(CORPUS, trainer)
+    return PreTrainedTokenizerFast(tokenizer_object=tok, bos_token="<|endoftext|>",
+                                   eos_token="<|endoftext|>")
+
+
+def _metaspace_tokenizer():
+    """Sentencepiece-like: '▁' marks spaces, unknown characters become <unk>."""
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+    from transformers import PreTrainedTokenizerFast
+
+    tok = Tokenizer(models.BPE(unk_token="<unk>"))
+    tok.pre_tokenizer = pre_tokenizers.Metaspace()
+    tok.decoder = decoders.Metaspace()
+    trainer = trainers.BpeTrainer(vocab_size=300, special_tokens=["<unk>", "<s>", "</s>"])
+    tok.train_from_iterator(CORPUS, trainer)
+    return PreTrainedTokenizerFast(tokenizer_object=tok, bos_token="<s>", eos_token="</s>",
+                                   unk_token="<unk>")
+
+
+def _tiny(kind: str):
+    import torch
+    from transformers import GPT2Config, GPT2LMHeadModel, LlamaConfig, LlamaForCausalLM
+
+    from ppl_widget import load_model
+
+    torch.manual_seed(0)
+    if kind == "gpt2":
+        tok = _byte_level_tokenizer()
+        cfg = GPT2Config(vocab_size=len(tok), n_positions=64, n_embd=32, n_layer=2, n_head=2,
+                         bos_token_id=tok.bos_token_id, eos_token_id=tok.eos_token_id)
+        model = GPT2LMHeadModel(cfg)
+    else:
+        tok = _metaspace_tokenizer()
+        cfg = LlamaConfig(vocab_size=len(tok), hidden_size=32, intermediate_size=64,
+                          num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
+                          max_position_embeddings=64, bos_token_id=tok.bos_token_id,
+                          eos_token_id=tok.eos_token_id, tie_word_embeddings=False)
+        model = LlamaForCausalLM(cfg)
+    # random init gives near-uniform predictions; sharpen them so ranks and top-k differ
+    with torch.no_grad():
+        model.get_output_embeddings().weight.mul_(40.0)
+    return load_model((model, tok), device="cpu", dtype="float32")
+
+
+@pytest.fixture(scope="session")
+def tiny_gpt2():
+    return _tiny("gpt2")
+
+
+@pytest.fixture(scope="session")
+def tiny_llama():
+    return _tiny("llama")
+
+
+@pytest.fixture(scope="session", params=["gpt2", "llama"])
+def tiny_lm(request, tiny_gpt2, tiny_llama):
+    return {"gpt2": tiny_gpt2, "llama": tiny_llama}[request.param]
+
+
+@pytest.fixture(scope="session")
+def default_lm():
+    pytest.importorskip("torch")
+    from ppl_widget import load_model
+    from ppl_widget.models import ModelLoadError
+
+    try:
+        return load_model(None, device="cpu")
+    except ModelLoadError as exc:
+        if os.environ.get("CI"):
+            raise
+        pytest.skip(str(exc))
+
+
+LONG_TEXT = " ".join(CORPUS[:5]) * 3

@@ -1,0 +1,60 @@
+"""Character spans that tile the text, and the units each token owns."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+
+from ppl_widget.text_units import TextUnits, partition_offsets, word_starts
+
+
+def test_partition_repairs_overlap_gap_and_tail():
+    # byte tokens of one emoji all claim chars 3-4; a gap at 5; text longer than offsets
+    raw = [(0, 1), (1, 3), (3, 4), (3, 4), (3, 4), (6, 8)]
+    spans = partition_offsets(np.array(raw), 10)
+    assert spans.tolist() == [[0, 1], [1, 3], [3, 4], [4, 4], [4, 4], [4, 10]]
+
+
+def test_partition_tiles_text():
+    rng = np.random.default_rng(0)
+    for _ in range(50):
+        n = int(rng.integers(1, 20))
+        ends = np.sort(rng.integers(0, 30, n))
+        raw = np.stack([np.maximum(ends - rng.integers(0, 3, n), 0), ends], 1)
+        spans = partition_offsets(raw, 30)
+        assert spans[0, 0] == 0 and spans[-1, 1] == 30
+        assert (spans[1:, 0] == spans[:-1, 1]).all()
+        assert (spans[:, 1] >= spans[:, 0]).all()
+
+
+def test_units_count_chars_bytes_words():
+    text = "héllo wörld 🙂!"
+    u = TextUnits.of(text)
+    assert u.counts(0, len(text)) == (3, len(text), len(text.encode("utf-8")))
+    # a word belongs to the span holding its first character
+    assert u.counts(0, 3) == (1, 3, 4)
+    assert u.counts(3, 8) == (1, 5, 6)  # "lo wö": only "wörld" starts here; ö is 2 bytes
+    assert u.to_utf16(np.array([len(text)])).tolist() == [len(text.encode("utf-16-le")) // 2]
+
+
+def test_per_span_sums_to_whole():
+    text = "a\tbc  déf\r\nghi 日本語 x"
+    u = TextUnits.of(text)
+    spans = partition_offsets(np.array([(0, 2), (2, 5), (5, 9), (9, 16), (16, len(text))]),
+                              len(text))
+    total = u.per_span(spans).sum(0).tolist()
+    assert total == [len(text.split()), len(text), len(text.encode())]
+
+
+def test_word_spec_regex_and_callable():
+    text = "don't stop-me now"
+    assert word_starts(text).tolist() == [0, 6, 14]
+    assert word_starts(text, r"\w+").tolist() == [0, 4, 6, 11, 14]
+    assert word_starts(text, re.compile(r"[a-z]+")).tolist() == [0, 4, 6, 11, 14]
+    assert word_starts(text, lambda t: [(0, 5), (6, 13)]).tolist() == [0, 6]
+    with pytest.raises(TypeError, match="regex pattern"):
+        word_starts(text, 42)
+    with pytest.raises(ValueError, match="inside the text"):
+        word_starts(text, lambda t: [99])
