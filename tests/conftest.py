@@ -7,6 +7,9 @@ import os
 
 import pytest
 
+# no test may reach a hub: fail fast instead of retrying for half a minute
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
 CORPUS = [
     "The quick brown fox jumps over the lazy dog.",
     "Perplexity is the exponential of the average negative log-likelihood.",

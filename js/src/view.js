@@ -1,0 +1,529 @@
+// One rendered view of the widget: wires model, store, DOM pieces together.
+
+import { MODES, NBINS, palette, rgbCss } from "./colors.js";
+import { decodeChunk, decodeResult } from "./decode.js";
+import { h, setText } from "./dom.js";
+import { rangeMetrics, storeMetrics, tokensInRange } from "./metrics.js";
+import { MetricsPanel, SelectionPanel, SettingsPanel } from "./panel.js";
+import {
+  MSG_CANCEL,
+  MSG_CHUNK,
+  MSG_DONE,
+  MSG_ERROR,
+  MSG_REPLAY,
+  MSG_RESET,
+  STATUS_SCORING,
+  TRAIT_COLOR_MODE,
+  TRAIT_ERROR,
+  TRAIT_MAX_LENGTH,
+  TRAIT_PREFIX,
+  TRAIT_RESULT,
+  TRAIT_SETTINGS,
+  TRAIT_SHOW_BOUNDARIES,
+  TRAIT_STATUS,
+  TRAIT_STRIDE,
+  TRAIT_TEXT,
+} from "./protocol.js";
+import { TextView } from "./render.js";
+import { TokenStore } from "./store.js";
+import { ProgressRow, Toolbar } from "./toolbar.js";
+import { tokenDetails, Tooltip } from "./tooltip.js";
+
+let viewCounter = 0;
+const REPLAY_MIN_INTERVAL_MS = 2000;
+
+/** Metrics dict from Python with null (NaN) values turned into NaN. */
+function normaliseMetrics(m) {
+  if (!m || typeof m !== "object") return null;
+  const out = {};
+  for (const [k, v] of Object.entries(m)) out[k] = v == null ? NaN : Number(v);
+  return out;
+}
+
+/** "light" or "dark" for the surroundings of el (JupyterLab, else computed, else OS). */
+export function detectTheme(el) {
+  const body = el.ownerDocument.body;
+  const flag = body && body.getAttribute("data-jp-theme-light");
+  if (flag === "true") return "light";
+  if (flag === "false") return "dark";
+  for (let n = el; n && n.nodeType === 1; n = n.parentElement) {
+    const m = /rgba?\(([\d.]+),\s*([\d.]+),\s*([\d.]+)(?:,\s*([\d.]+))?\)/.exec(getComputedStyle(n).backgroundColor);
+    if (m && (m[4] === undefined || Number(m[4]) > 0.5)) {
+      const lum = (0.2126 * m[1] + 0.7152 * m[2] + 0.0722 * m[3]) / 255;
+      return lum < 0.5 ? "dark" : "light";
+    }
+  }
+  return window.matchMedia && window.matchMedia("(prefers-color-scheme: dark)").matches ? "dark" : "light";
+}
+
+export class PplView {
+  constructor(model, el) {
+    this.model = model;
+    this.el = el;
+    this.id = ++viewCounter;
+    this.store = new TokenStore();
+    this.raf = 0;
+    this.dirty = { text: true, panel: true, selection: false, recolorFrom: null };
+    this.viewRunId = undefined;
+    this.viewText = null;
+    this.lastReplay = -Infinity;
+    this.active = 0; // roving tabindex token
+    this.hoverIndex = -1;
+    this.selection = null;
+    this.listeners = [];
+
+    const m0 = model.get(TRAIT_COLOR_MODE);
+    this.mode = MODES.includes(m0) ? m0 : "surprisal";
+    const b0 = model.get(TRAIT_SHOW_BOUNDARIES);
+    this.boundaries = typeof b0 === "boolean" ? b0 : false;
+
+    this._buildDom();
+    this._applyTheme();
+    this._listen();
+    this._syncControls();
+
+    const status = model.get(TRAIT_STATUS);
+    const rd = model.get(TRAIT_RESULT);
+    let loaded = false;
+    if (rd && status !== STATUS_SCORING) loaded = this._loadResult(rd);
+    if (!loaded) this._requestReplay();
+    this._schedule();
+  }
+
+  // ---------------------------------------------------------------- DOM
+
+  _buildDom() {
+    const root = h("div", { class: "pplw-root" });
+    this.root = root;
+    this.toolbar = new Toolbar({
+      onMode: (m) => this._setMode(m),
+      onBoundaries: (on) => this._setBoundaries(on),
+    });
+    this.progress = new ProgressRow(() => this.model.send({ type: MSG_CANCEL }));
+    this.errorBox = h("div", { class: "pplw-error", attrs: { role: "alert", hidden: true } });
+    this.content = h("div", { class: "pplw-content" });
+    this.scroller = h(
+      "div",
+      { class: "pplw-scroller", attrs: { tabindex: 0, role: "region", "aria-label": "Scored text" } },
+      this.content,
+    );
+    this.metrics = new MetricsPanel();
+    this.selPanel = new SelectionPanel();
+    this.settings = new SettingsPanel((v) => this._applySettings(v));
+    const panel = h("aside", { class: "pplw-panel" }, this.metrics.el, this.selPanel.el, this.settings.el);
+    const main = h("div", { class: "pplw-main" }, h("div", { class: "pplw-textcol" }, this.scroller), panel);
+    root.append(this.toolbar.el, this.progress.el, this.errorBox, main);
+    this.tooltip = new Tooltip(root);
+    this.tooltip.el.id = `pplw-tt-${this.id}`;
+    this.el.appendChild(root);
+
+    this.textView = new TextView(this.content, this.scroller, this.store, {
+      getMode: () => this.mode,
+      onRendered: (b) => this._onBlockRendered(b),
+    });
+    this.toolbar.set(this.mode, this.boundaries);
+    this.scroller.classList.toggle("pplw-bounds", this.boundaries);
+  }
+
+  _applyTheme() {
+    const theme = detectTheme(this.el);
+    if (theme === this.theme) return;
+    this.theme = theme;
+    const pal = palette(theme);
+    for (let k = 0; k < NBINS; k++) {
+      this.root.style.setProperty(`--pplw-c${k}`, rgbCss(pal[k].bg));
+      this.root.style.setProperty(`--pplw-f${k}`, rgbCss(pal[k].fg));
+    }
+    this.root.classList.toggle("pplw-dark", theme === "dark");
+    this.root.classList.toggle("pplw-light", theme === "light");
+  }
+
+  // ---------------------------------------------------------- listeners
+
+  _on(name, fn) {
+    this.model.on(name, fn);
+    this.listeners.push([name, fn]);
+  }
+
+  _listen() {
+    this._on("msg:custom", (content, buffers) => this._onMessage(content, buffers));
+    this._on(`change:${TRAIT_TEXT}`, () => {
+      this.store.invalidate();
+      this.selection = null;
+      this._schedule();
+    });
+    this._on(`change:${TRAIT_STATUS}`, () => this._schedule());
+    this._on(`change:${TRAIT_ERROR}`, () => this._schedule());
+    this._on(`change:${TRAIT_SETTINGS}`, () => this._schedule());
+    this._on(`change:${TRAIT_RESULT}`, () => {
+      const rd = this.model.get(TRAIT_RESULT);
+      if (rd) this._loadResult(rd);
+    });
+    for (const t of [TRAIT_MAX_LENGTH, TRAIT_STRIDE, TRAIT_PREFIX]) this._on(`change:${t}`, () => this._syncControls());
+    this._on(`change:${TRAIT_COLOR_MODE}`, () => {
+      const m = this.model.get(TRAIT_COLOR_MODE);
+      if (MODES.includes(m) && m !== this.mode) this._setMode(m, false);
+    });
+    this._on(`change:${TRAIT_SHOW_BOUNDARIES}`, () => {
+      const b = this.model.get(TRAIT_SHOW_BOUNDARIES);
+      if (typeof b === "boolean" && b !== this.boundaries) this._setBoundaries(b, false);
+    });
+
+    const sc = this.scroller;
+    this.onMouseOver = (ev) => {
+      const i = TextView.tokenIndexOf(ev.target);
+      if (i >= 0) {
+        this.hoverIndex = i;
+        this._showTip(i, ev.target.closest(".pplw-tok"));
+      } else if (this.hoverIndex >= 0) {
+        this.hoverIndex = -1;
+        this._restoreFocusTip();
+      }
+    };
+    this.onMouseLeave = () => {
+      this.hoverIndex = -1;
+      this._restoreFocusTip();
+    };
+    this.onFocusIn = (ev) => {
+      const i = TextView.tokenIndexOf(ev.target);
+      if (i >= 0) {
+        this._setActive(i);
+        this._showTip(i, ev.target);
+      }
+    };
+    this.onFocusOut = (ev) => {
+      if (!ev.relatedTarget || TextView.tokenIndexOf(ev.relatedTarget) < 0) {
+        if (this.hoverIndex < 0) this._hideTip();
+      }
+    };
+    this.onKeyDown = (ev) => this._onKey(ev);
+    sc.addEventListener("mouseover", this.onMouseOver);
+    sc.addEventListener("mouseleave", this.onMouseLeave);
+    sc.addEventListener("focusin", this.onFocusIn);
+    sc.addEventListener("focusout", this.onFocusOut);
+    sc.addEventListener("keydown", this.onKeyDown);
+    this.onScroll = () => {
+      if (this.tooltip.index >= 0) this._hideTip();
+    };
+    sc.addEventListener("scroll", this.onScroll, { passive: true });
+
+    this.onSelection = () => {
+      this.dirty.selection = true;
+      this._schedule();
+    };
+    document.addEventListener("selectionchange", this.onSelection);
+
+    this.themeObserver = new MutationObserver(() => this._applyTheme());
+    this.themeObserver.observe(document.body, { attributes: true, attributeFilter: ["data-jp-theme-light", "class"] });
+  }
+
+  destroy() {
+    for (const [name, fn] of this.listeners) this.model.off(name, fn);
+    this.listeners = [];
+    document.removeEventListener("selectionchange", this.onSelection);
+    this.themeObserver.disconnect();
+    if (this.raf) cancelAnimationFrame(this.raf);
+    this.textView.destroy();
+    this.root.remove();
+  }
+
+  // ----------------------------------------------------------- messages
+
+  _onMessage(msg, buffers) {
+    if (!msg || typeof msg !== "object") return;
+    const store = this.store;
+    try {
+      switch (msg.type) {
+        case MSG_RESET: {
+          if (store.classify(msg.run_id) === "stale") return;
+          store.reset(msg.run_id, msg.total_tokens, msg.top_k);
+          this.dirty.panel = true;
+          break;
+        }
+        case MSG_CHUNK: {
+          if (store.classify(msg.run_id) === "stale") return;
+          const chunk = decodeChunk(msg, buffers);
+          const res = store.applyChunk(msg.run_id, chunk, msg.vocab);
+          if (res.status === "gap") {
+            this._requestReplay();
+            return;
+          }
+          if (res.status !== "ok") return;
+          if (msg.progress) store.progress = msg.progress;
+          if (res.overlap) {
+            const f = this.dirty.recolorFrom;
+            this.dirty.recolorFrom = f == null ? res.from : Math.min(f, res.from);
+          }
+          break;
+        }
+        case MSG_DONE: {
+          if (store.classify(msg.run_id) !== "current") return;
+          store.final = { metrics: msg.metrics || null, partial: !!msg.partial };
+          break;
+        }
+        case MSG_ERROR: {
+          if (store.classify(msg.run_id) === "stale") return;
+          store.error = msg.message == null ? "error" : String(msg.message);
+          break;
+        }
+        default:
+          return;
+      }
+    } catch (err) {
+      console.error("[ppl-widget] bad message", msg && msg.type, err);
+      store.error = `front end could not read a ${msg.type} message: ${err && err.message}`;
+    }
+    this._schedule();
+  }
+
+  _loadResult(rd) {
+    let res;
+    try {
+      res = decodeResult(rd);
+    } catch (err) {
+      console.error("[ppl-widget] bad result_data", err);
+      return false;
+    }
+    if (!res) return false;
+    const text = this.model.get(TRAIT_TEXT) || "";
+    if (res.count > 0 && res.fields.end16[res.count - 1] > text.length) {
+      console.warn("[ppl-widget] result_data does not match the text; ignored");
+      return false;
+    }
+    const store = this.store;
+    const cls = store.classify(res.runId);
+    if (cls === "current" && store.length === res.count) {
+      store.mergeVocab(res.vocab);
+      store.final = { metrics: res.metrics, partial: res.partial };
+    } else if (store._isRetired(res.runId)) {
+      return false;
+    } else {
+      store.loadResult(res);
+    }
+    this._schedule();
+    return true;
+  }
+
+  _requestReplay() {
+    const now = Date.now();
+    if (now - this.lastReplay < REPLAY_MIN_INTERVAL_MS) return;
+    this.lastReplay = now;
+    this.model.send({ type: MSG_REPLAY });
+  }
+
+  // ------------------------------------------------------------- update
+
+  _schedule() {
+    if (this.raf) return;
+    this.raf = requestAnimationFrame(() => {
+      this.raf = 0;
+      this._flush();
+    });
+  }
+
+  _flush() {
+    const model = this.model;
+    const store = this.store;
+    const text = model.get(TRAIT_TEXT) || "";
+    if (store.runId !== this.viewRunId || text !== this.viewText) {
+      this._hideTip();
+      this.textView.rebuild(text);
+      this.viewRunId = store.runId;
+      this.viewText = text;
+      this.dirty.recolorFrom = null;
+      this.active = Math.min(this.active, Math.max(0, store.length - 1));
+      this.dirty.selection = true;
+    } else {
+      this.textView.update();
+      if (this.dirty.recolorFrom != null) {
+        this.textView.recolor(this.dirty.recolorFrom);
+        this.dirty.recolorFrom = null;
+      }
+    }
+    const status = model.get(TRAIT_STATUS) || "idle";
+    if (status !== this.lastStatus) {
+      this.lastStatus = status;
+      if (status !== STATUS_SCORING) setText(this.settings.msg, "");
+    }
+    this.root.classList.toggle("pplw-live", status === STATUS_SCORING);
+    this.progress.update(status, store.progress, store.length);
+
+    let state = "empty";
+    let metrics = null;
+    if (store.final && store.final.metrics) {
+      state = store.final.partial ? "partial" : "final";
+      metrics = normaliseMetrics(store.final.metrics);
+    } else if (store.length > 0) {
+      state = status === STATUS_SCORING || !store.final ? "live" : "partial";
+      metrics = storeMetrics(store);
+    }
+    this.metrics.update(metrics, state);
+    this.settings.setSettings(model.get(TRAIT_SETTINGS));
+
+    const err = store.error || (model.get(TRAIT_ERROR) || "");
+    this.errorBox.hidden = !err;
+    setText(this.errorBox, err);
+
+    if (this.dirty.selection || store.length !== this.selLength) {
+      this.dirty.selection = false;
+      this.selLength = store.length;
+      this._updateSelection();
+    }
+    if (this.tooltip.index >= 0 && this.tooltip.index < store.length) {
+      // refresh (values can change on replay)
+      const sp = this.textView.renderedSpanOf(this.tooltip.index);
+      if (sp) this.tooltip.show(sp, tokenDetails(store, this.tooltip.index, this.textView.text));
+    }
+  }
+
+  _updateSelection() {
+    const sel = document.getSelection();
+    let out = null;
+    if (sel && sel.rangeCount > 0 && !sel.isCollapsed) {
+      const r = sel.getRangeAt(0);
+      if (r.intersectsNode(this.content)) {
+        const a = this.textView.textOffsetAt(r.startContainer, r.startOffset);
+        const b = this.textView.textOffsetAt(r.endContainer, r.endOffset);
+        if (a != null && b != null && b > a) {
+          const st = this.store;
+          const [i0, i1] = tokensInRange(st.start16, st.end16, st.length, a, b, this.textView.text.length);
+          if (i1 > i0) out = { a, b, i0, i1, metrics: rangeMetrics(st, i0, i1) };
+        }
+      }
+    }
+    this.selection = out;
+    this.selPanel.update(out);
+  }
+
+  // ------------------------------------------------------------ tokens
+
+  _showTip(i, span) {
+    if (!span || i >= this.store.length) return;
+    const prev = this.tipSpan;
+    if (prev && prev !== span) prev.classList.remove("pplw-active");
+    span.classList.add("pplw-active");
+    this.tipSpan = span;
+    this.tooltip.show(span, tokenDetails(this.store, i, this.textView.text));
+  }
+
+  _hideTip() {
+    if (this.tipSpan) this.tipSpan.classList.remove("pplw-active");
+    this.tipSpan = null;
+    this.tooltip.hide();
+  }
+
+  // After the mouse leaves: show the focused token's tooltip, if any.
+  _restoreFocusTip() {
+    const f = document.activeElement;
+    const i = f && this.scroller.contains(f) ? TextView.tokenIndexOf(f) : -1;
+    if (i >= 0) this._showTip(i, f);
+    else this._hideTip();
+  }
+
+  _setActive(i) {
+    if (i === this.active) {
+      const sp = this.textView.renderedSpanOf(i);
+      if (sp && sp.tabIndex !== 0) sp.tabIndex = 0;
+      return;
+    }
+    const old = this.textView.renderedSpanOf(this.active);
+    if (old) old.removeAttribute("tabindex");
+    this.active = i;
+    const sp = this.textView.renderedSpanOf(i);
+    if (sp) sp.tabIndex = 0;
+  }
+
+  _onBlockRendered(b) {
+    const t0 = this.textView.plan.blocks[b.k].t0;
+    const j = this.active - t0;
+    if (j >= 0 && j < b.spans.length) b.spans[j].tabIndex = 0;
+  }
+
+  _focusToken(i) {
+    const n = this.textView.shown;
+    if (n === 0) return;
+    const k = Math.max(0, Math.min(n - 1, i));
+    const sp = this.textView.spanOf(k);
+    if (!sp) return;
+    this._setActive(k);
+    sp.focus({ preventScroll: true });
+    sp.scrollIntoView({ block: "nearest", inline: "nearest" });
+  }
+
+  _onKey(ev) {
+    const onToken = TextView.tokenIndexOf(ev.target);
+    const i = onToken >= 0 ? onToken : this.active;
+    let next = null;
+    switch (ev.key) {
+      case "ArrowRight":
+        next = onToken >= 0 ? i + 1 : i;
+        break;
+      case "ArrowLeft":
+        next = onToken >= 0 ? i - 1 : i;
+        break;
+      case "Home":
+        if (onToken >= 0) next = 0;
+        break;
+      case "End":
+        if (onToken >= 0) next = this.textView.shown - 1;
+        break;
+      case "Escape":
+        this._hideTip();
+        return;
+      default:
+        return;
+    }
+    if (next == null) return;
+    ev.preventDefault();
+    this._focusToken(next);
+  }
+
+  // ----------------------------------------------------------- controls
+
+  _setMode(m, save = true) {
+    if (!MODES.includes(m)) return;
+    this.mode = m;
+    this.toolbar.set(this.mode, this.boundaries);
+    this.textView.recolor();
+    if (save && this.model.get(TRAIT_COLOR_MODE) !== undefined) {
+      this.model.set(TRAIT_COLOR_MODE, m);
+      this.model.save_changes();
+    }
+  }
+
+  _setBoundaries(on, save = true) {
+    this.boundaries = !!on;
+    this.toolbar.set(this.mode, this.boundaries);
+    this.scroller.classList.toggle("pplw-bounds", this.boundaries);
+    if (save && this.model.get(TRAIT_SHOW_BOUNDARIES) !== undefined) {
+      this.model.set(TRAIT_SHOW_BOUNDARIES, this.boundaries);
+      this.model.save_changes();
+    }
+  }
+
+  _syncControls() {
+    const m = this.model;
+    this.settings.setControls({
+      max_length: m.get(TRAIT_MAX_LENGTH),
+      stride: m.get(TRAIT_STRIDE),
+      prefix: m.get(TRAIT_PREFIX),
+    });
+  }
+
+  _applySettings(v) {
+    const m = this.model;
+    const same =
+      m.get(TRAIT_MAX_LENGTH) === v.max_length && m.get(TRAIT_STRIDE) === v.stride && m.get(TRAIT_PREFIX) === v.prefix;
+    if (same) {
+      setText(this.settings.msg, "Settings unchanged.");
+      this.settings.msg.className = "pplw-form-msg";
+      return;
+    }
+    m.set(TRAIT_MAX_LENGTH, v.max_length);
+    m.set(TRAIT_STRIDE, v.stride);
+    m.set(TRAIT_PREFIX, v.prefix);
+    m.save_changes();
+    setText(this.settings.msg, "Re-scoring…");
+    this.settings.msg.className = "pplw-form-msg";
+  }
+}

