@@ -1,0 +1,34 @@
+import assert from "node:assert/strict";
+import { existsSync, readFileSync } from "node:fs";
+import test from "node:test";
+
+import * as P from "../src/protocol.js";
+
+const PY = new URL("../../ppl_widget/protocol.py", import.meta.url);
+
+test("protocol.js mirrors ppl_widget/protocol.py", { skip: !existsSync(PY) && "protocol.py not found" }, () => {
+  const py = readFileSync(PY, "utf8");
+  // MSG_* = "..."
+  const msgs = {};
+  for (const m of py.matchAll(/^(MSG_[A-Z_]+)\s*(?::\s*Final)?\s*=\s*"([^"]*)"/gm)) msgs[m[1]] = m[2];
+  assert.ok(Object.keys(msgs).length >= 6, "found the MSG_ constants");
+  for (const [k, v] of Object.entries(msgs)) assert.equal(P[k], v, k);
+  // CHUNK_FIELDS tuples, in order
+  const block = /CHUNK_FIELDS[^=]*=\s*\(([\s\S]*?)\n\)/.exec(py);
+  assert.ok(block, "found CHUNK_FIELDS");
+  const fields = [...block[1].matchAll(/\(\s*"(\w+)"\s*,\s*"([<>]?\w+)"\s*,\s*(\d+)\s*\)/g)].map((m) => [
+    m[1],
+    m[2],
+    Number(m[3]),
+  ]);
+  assert.deepEqual(
+    P.CHUNK_FIELDS.map((f) => [...f]),
+    fields,
+  );
+});
+
+test("units triple order is words, chars, bytes", () => {
+  assert.deepEqual([P.UNIT_WORDS, P.UNIT_CHARS, P.UNIT_BYTES], [0, 1, 2]);
+  const units = P.CHUNK_FIELDS.find((f) => f[0] === "units");
+  assert.equal(units[2], 3);
+});
