@@ -97,7 +97,7 @@ export class MetricsPanel {
       [v("n_bytes"), "bytes"],
     ];
     this.counts.replaceChildren(
-      ...counts.map(([n, label]) => h("span", { class: "pplw-count" }, h("b", { text: fmtInt(n) }), ` ${label}`)),
+      ...counts.map(([n, label]) => h("span", { class: "pplw-count" }, h("b", { text: fmtInt(n), title: fmtExact(n) }), label)),
     );
     const badges = {
       live: ["live · partial", "pplw-badge pplw-badge-live", "Computed in the browser from the tokens scored so far"],
@@ -228,7 +228,7 @@ export class SettingsPanel {
   setSettings(settings) {
     const rows = describeSettings(settings);
     if (!rows.length) {
-      this.list.replaceChildren(h("span", { class: "pplw-kv-k", text: "not scored yet" }));
+      this.list.replaceChildren(h("span", { class: "pplw-kv-k", text: "no settings reported yet" }));
       return;
     }
     this.list.replaceChildren(

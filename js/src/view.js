@@ -70,6 +70,8 @@ export class PplView {
     this.active = 0; // roving tabindex token
     this.hoverIndex = -1;
     this.selection = null;
+    this.selOffsets = null; // selected UTF-16 range of the text
+    this.selLength = -1;
     this.listeners = [];
 
     const m0 = model.get(TRAIT_COLOR_MODE);
@@ -364,8 +366,13 @@ export class PplView {
     this.errorBox.hidden = !err;
     setText(this.errorBox, err);
 
-    if (this.dirty.selection || store.length !== this.selLength) {
+    if (this.dirty.selection) {
+      // Only a selection change touches the DOM; new tokens reuse the offsets.
       this.dirty.selection = false;
+      this.selOffsets = this._selectionOffsets();
+      this.selLength = -1;
+    }
+    if (store.length !== this.selLength) {
       this.selLength = store.length;
       this._updateSelection();
     }
@@ -376,20 +383,24 @@ export class PplView {
     }
   }
 
-  _updateSelection() {
+  /** UTF-16 range [a, b) of the text selected inside the text area, or null. */
+  _selectionOffsets() {
     const sel = document.getSelection();
+    if (!sel || sel.rangeCount === 0 || sel.isCollapsed) return null;
+    const r = sel.getRangeAt(0);
+    if (!r.intersectsNode(this.content)) return null;
+    const a = this.textView.textOffsetAt(r.startContainer, r.startOffset);
+    const b = this.textView.textOffsetAt(r.endContainer, r.endOffset);
+    return a != null && b != null && b > a ? { a, b } : null;
+  }
+
+  _updateSelection() {
     let out = null;
-    if (sel && sel.rangeCount > 0 && !sel.isCollapsed) {
-      const r = sel.getRangeAt(0);
-      if (r.intersectsNode(this.content)) {
-        const a = this.textView.textOffsetAt(r.startContainer, r.startOffset);
-        const b = this.textView.textOffsetAt(r.endContainer, r.endOffset);
-        if (a != null && b != null && b > a) {
-          const st = this.store;
-          const [i0, i1] = tokensInRange(st.start16, st.end16, st.length, a, b, this.textView.text.length);
-          if (i1 > i0) out = { a, b, i0, i1, metrics: rangeMetrics(st, i0, i1) };
-        }
-      }
+    const o = this.selOffsets;
+    if (o) {
+      const st = this.store;
+      const [i0, i1] = tokensInRange(st.start16, st.end16, st.length, o.a, o.b, this.textView.text.length);
+      if (i1 > i0) out = { a: o.a, b: o.b, i0, i1, metrics: rangeMetrics(st, i0, i1) };
     }
     this.selection = out;
     this.selPanel.update(out);

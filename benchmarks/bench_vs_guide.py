@@ -1,0 +1,133 @@
+"""ppl_widget.score against the strided loop of the transformers perplexity guide.
+
+Same model object, same text, same max_length and stride, measured in one run,
+alternating the two so machine noise hits both.  Prints tokens/s of each and
+the ratio, and the total NLL each reports (the guide's loop under-counts one
+token per window; see the README).
+
+    python benchmarks/bench_vs_guide.py [--tokens 4096] [--max-length 512] [--stride 256]
+"""
+
+from __future__ import annotations
+
+import argparse
+import inspect
+import platform
+import statistics
+import time
+
+import torch
+
+from ppl_widget import load_model, score
+
+
+def benchmark_text(tokenizer, n_tokens: int) -> str:
+    """Real English prose available offline: standard-library docstrings."""
+    import collections
+    import csv
+    import json
+    import logging
+    import pathlib
+    import random
+    import re
+    import statistics as st
+    import threading
+    import unittest
+
+    parts: list[str] = []
+    for mod in (collections, csv, json, logging, pathlib, random, re, st, threading, unittest):
+        for _, obj in inspect.getmembers(mod):
+            doc = inspect.getdoc(obj)
+            if doc and len(doc) > 200:
+                parts.append(doc)
+    text = "\n\n".join(dict.fromkeys(parts))
+    ids = tokenizer(text, add_special_tokens=False)["input_ids"]
+    if len(ids) < n_tokens:
+        raise SystemExit(f"only {len(ids)} tokens of text available, asked for {n_tokens}")
+    return tokenizer.decode(ids[:n_tokens])
+
+
+def guide_loop(model, input_ids_all, max_length: int, stride: int, device) -> tuple[float, int]:
+    """The strided loop from the transformers docs (perplexity.md), as published
+    (``encodings.input_ids`` there is ``input_ids_all`` here)."""
+    seq_len = input_ids_all.size(1)
+    nll_sum = 0.0
+    n_tokens = 0
+    prev_end_loc = 0
+    for begin_loc in range(0, seq_len, stride):
+        end_loc = min(begin_loc + max_length, seq_len)
+        trg_len = end_loc - prev_end_loc  # may be different from stride on last loop
+        input_ids = input_ids_all[:, begin_loc:end_loc].to(device)
+        target_ids = input_ids.clone()
+        target_ids[:, :-trg_len] = -100
+
+        with torch.no_grad():
+            outputs = model(input_ids, labels=target_ids)
+            neg_log_likelihood = outputs.loss
+
+        num_valid_tokens = (target_ids != -100).sum().item()
+        batch_size = target_ids.size(0)
+        num_loss_tokens = num_valid_tokens - batch_size
+        nll_sum += neg_log_likelihood * num_loss_tokens
+        n_tokens += num_loss_tokens
+
+        prev_end_loc = end_loc
+        if end_loc == seq_len:
+            break
+    return float(nll_sum), n_tokens
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--tokens", type=int, default=4096)
+    parser.add_argument("--max-length", type=int, default=512)
+    parser.add_argument("--stride", type=int, default=256)
+    parser.add_argument("--repeats", type=int, default=2)
+    parser.add_argument("--model", default=None, help="default: the embedded SmolLM2-135M")
+    parser.add_argument("--device", default="auto")
+    args = parser.parse_args()
+
+    lm = load_model(args.model, device=args.device)
+    text = benchmark_text(lm.tokenizer, args.tokens)
+    encodings = lm.tokenizer(text, return_tensors="pt", add_special_tokens=False)
+    n = encodings.input_ids.size(1)
+    print(f"model {lm.name} on {lm.device} ({lm.dtype}); {n} tokens; "
+          f"max_length {args.max_length}, stride {args.stride}; torch {torch.__version__}, "
+          f"{torch.get_num_threads()} threads, {platform.processor() or platform.machine()}")
+
+    def sync() -> None:
+        if lm.device.type == "cuda":
+            torch.cuda.synchronize()
+
+    # warm-up both paths (first-call allocations, kernel selection)
+    warm = encodings.input_ids[:, : args.max_length * 2]
+    guide_loop(lm.model, warm, args.max_length, args.stride, lm.device)
+    score(lm.tokenizer.decode(warm[0]), lm, max_length=args.max_length, stride=args.stride)
+
+    guide_times, ours_times = [], []
+    guide_nll = ours_result = None
+    for _ in range(args.repeats):
+        sync()
+        t = time.perf_counter()
+        guide_nll, guide_count = guide_loop(lm.model, encodings.input_ids, args.max_length,
+                                            args.stride, lm.device)
+        sync()
+        guide_times.append(time.perf_counter() - t)
+        t = time.perf_counter()
+        ours_result = score(text, lm, max_length=args.max_length, stride=args.stride)
+        sync()
+        ours_times.append(time.perf_counter() - t)
+
+    g, o = statistics.median(guide_times), statistics.median(ours_times)
+    m = ours_result.metrics()
+    print(f"{'':24}{'guide loop':>14}{'ppl_widget':>14}")
+    print(f"{'seconds (median)':24}{g:>14.2f}{o:>14.2f}")
+    print(f"{'tokens/s':24}{n / g:>14.1f}{n / o:>14.1f}")
+    print(f"{'tokens scored':24}{guide_count:>14}{m['n_tokens']:>14}")
+    print(f"{'total NLL (nats)':24}{guide_nll:>14.2f}{m['total_nll']:>14.2f}")
+    print(f"speed ratio (ppl_widget / guide): {g / o:.2f}x "
+          "(ppl_widget also computes entropy, rank and top-5 for every token)")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,310 @@
+"""``PerplexityWidget``: the text coloured by surprisal, scored live in the background."""
+
+from __future__ import annotations
+
+import logging
+import math
+import pathlib
+import threading
+from typing import Any
+
+import anywidget
+import numpy as np
+import traitlets
+
+from . import protocol as P
+from .models import LoadedModel
+from .result import ScoreResult
+from .scorer import ScoreProgress, ScoringError, _as_loaded, stream
+from .text_units import TextUnits, WordSpec
+from .windows import check_window_params
+
+log = logging.getLogger(__name__)
+
+_STATIC = pathlib.Path(__file__).parent / "static"
+
+
+def _bundle(name: str) -> pathlib.Path:
+    path = _STATIC / name
+    if not path.is_file():
+        raise FileNotFoundError(
+            f"the widget's front end is not built ({path} is missing): reinstall with "
+            "`pip install -e .` (needs Node.js and npm), or run `npm install && npm run build` "
+            "in js/"
+        )
+    return path
+
+
+def _json_safe(metrics: dict) -> dict:
+    """NaN/inf are not JSON; the front end shows null as a dash."""
+    return {k: (None if isinstance(v, float) and not math.isfinite(v) else v)
+            for k, v in metrics.items()}
+
+
+def encode_chunk(chunk: dict[str, np.ndarray], units: TextUnits, top_k: int) -> list[bytes]:
+    """The chunk's arrays as little-endian buffers in ``protocol.CHUNK_FIELDS`` order."""
+    start16 = units.to_utf16(chunk["offsets"][:, 0])
+    end16 = units.to_utf16(chunk["offsets"][:, 1])
+    source = {"start16": start16, "end16": end16}
+    buffers = []
+    for name, dtype, _per_token in P.CHUNK_FIELDS:
+        array = source[name] if name in source else chunk[name]
+        buffers.append(np.ascontiguousarray(array, dtype=dtype).tobytes())
+    return buffers
+
+
+class PerplexityWidget(anywidget.AnyWidget):
+    """Score ``text`` with a causal LM and show every token coloured by surprisal.
+
+    ``model`` takes anything ``load_model`` takes, or what it returned.  Scoring
+    starts at once in a background thread; the kernel stays free.  Use
+    ``.result`` for the ``ScoreResult`` (``partial`` until scoring ends),
+    ``.cancel()`` to stop, ``.wait()`` to block until done.  Changing
+    ``max_length``, ``stride`` or ``prefix`` (here or in the widget) re-scores.
+    """
+
+    _esm = _bundle("widget.js")
+    _css = _bundle("widget.css")
+
+    text = traitlets.Unicode("").tag(sync=True)
+    status = traitlets.Unicode("idle").tag(sync=True)  # idle|loading|scoring|done|cancelled|error
+    error = traitlets.Unicode("").tag(sync=True)
+    settings = traitlets.Dict().tag(sync=True)
+    max_length = traitlets.Int(None, allow_none=True).tag(sync=True)
+    stride = traitlets.Int(None, allow_none=True).tag(sync=True)
+    prefix = traitlets.Unicode("bos").tag(sync=True)  # "bos" or "none"
+    result_data = traitlets.Dict(None, allow_none=True).tag(sync=True)
+    color_mode = traitlets.Unicode("surprisal").tag(sync=True)
+    show_boundaries = traitlets.Bool(False).tag(sync=True)
+
+    def __init__(self, text: str, model: Any = None, *, max_length: int | None = None,
+                 stride: int | None = None, prefix: str | None = "bos", add_eos: bool = False,
+                 top_k: int = 5, batch_size: int | str = "auto", words: WordSpec = None,
+                 autostart: bool = True, **kwargs: Any) -> None:
+        if not isinstance(text, str):
+            raise TypeError(f"text must be a str, got {type(text).__name__}")
+        if prefix not in ("bos", None, "none"):
+            raise ValueError(f"prefix must be 'bos' or None, got {prefix!r}")
+        if max_length is not None:
+            check_window_params(max_length, stride if stride is not None else 1)
+        super().__init__(text=text, max_length=max_length, stride=stride,
+                         prefix="bos" if prefix == "bos" else "none", **kwargs)
+        self._model_spec = model
+        self._lm: LoadedModel | None = model if isinstance(model, LoadedModel) else None
+        self._options = {"add_eos": add_eos, "top_k": top_k, "batch_size": batch_size,
+                         "words": words}
+        self._units = TextUnits.of(text)
+        self._lock = threading.RLock()
+        self._cancel = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._run_id = 0
+        self._chunks: list[dict[str, np.ndarray]] = []
+        self._vocab: dict[int, str] = {}
+        self._last: ScoreProgress | None = None
+        self._top_k = 0
+        self._total = 0
+        self.exception: BaseException | None = None
+        self._syncing = False
+        self.on_msg(self._on_front_end_message)
+        self.observe(self._on_setting_change, names=["max_length", "stride", "prefix"])
+        if autostart:
+            self.start()
+
+    # ---- public API ------------------------------------------------------
+    @property
+    def result(self) -> ScoreResult | None:
+        """What has been scored so far (``partial`` until scoring finished)."""
+        with self._lock:
+            if self._last is not None:
+                return self._last.result
+            if self.exception is not None and isinstance(self.exception, ScoringError):
+                return self.exception.partial_result
+            return None
+
+    def start(self) -> None:
+        """Score in a background thread (cancelling a run in progress first)."""
+        self.cancel()
+        self.wait(raise_error=False)
+        with self._lock:
+            self._run_id += 1
+            self._cancel = threading.Event()
+            self._chunks, self._vocab, self._last = [], {}, None
+            self.exception = None
+            self.error = ""
+            self.result_data = None
+            self._thread = threading.Thread(target=self._run, args=(self._run_id, self._cancel),
+                                            name="ppl-widget-scorer", daemon=True)
+            self._thread.start()
+
+    def cancel(self) -> None:
+        """Stop scoring within one batch; what was scored stays, marked partial."""
+        self._cancel.set()
+
+    def wait(self, timeout: float | None = None, *, raise_error: bool = True) -> ScoreResult | None:
+        """Block until scoring ends; re-raise its error unless ``raise_error=False``."""
+        thread = self._thread
+        if thread is not None and thread is not threading.current_thread():
+            thread.join(timeout)
+        if raise_error and self.exception is not None:
+            raise self.exception
+        return self.result
+
+    def rescore(self, **changes: Any) -> None:
+        """Change max_length / stride / prefix (or add_eos, top_k, ...) and score again."""
+        with self.hold_trait_notifications():
+            self._syncing = True
+            try:
+                for key in ("max_length", "stride"):
+                    if key in changes:
+                        setattr(self, key, changes.pop(key))
+                if "prefix" in changes:
+                    p = changes.pop("prefix")
+                    self.prefix = "bos" if p == "bos" else "none"
+            finally:
+                self._syncing = False
+        unknown = set(changes) - set(self._options)
+        if unknown:
+            raise TypeError(f"rescore() got unknown settings {sorted(unknown)}")
+        self._options.update(changes)
+        self.start()
+
+    # ---- scoring thread --------------------------------------------------
+    def _is_current(self, run_id: int) -> bool:
+        return run_id == self._run_id
+
+    def _send(self, run_id: int, content: dict, buffers: list[bytes] | None = None) -> None:
+        if self._is_current(run_id):
+            self.send({**content, "run_id": run_id}, buffers)
+
+    def _run(self, run_id: int, cancel: threading.Event) -> None:
+        try:
+            if self._lm is None:
+                self.status = "loading"
+                self._lm = _as_loaded(self._model_spec)
+            lm = self._lm
+            self.status = "scoring"
+            progress = stream(self.text, lm, max_length=self.max_length, stride=self.stride,
+                              prefix="bos" if self.prefix == "bos" else None, cancel=cancel,
+                              **self._options)
+            for item in progress:
+                if not self._is_current(run_id):
+                    return
+                with self._lock:
+                    if self._last is None:
+                        self._on_first(run_id, item)
+                    self._last = item
+                    if len(item.chunk["token_ids"]):
+                        self._chunks.append(item.chunk)
+                        self._vocab.update(item.new_vocab)
+                self._send_chunk(run_id, item)
+            self._finish(run_id, "cancelled" if self._last.cancelled else "done")
+        except Exception as exc:  # shown in the widget, logged, and re-raised by wait()
+            self.exception = exc
+            if isinstance(exc, ScoringError) and exc.partial_result is not None:
+                with self._lock:
+                    self._last = None
+            log.error("ppl-widget: scoring failed: %s", exc, exc_info=exc)
+            if self._is_current(run_id):
+                self.error = f"{type(exc).__name__}: {exc}"
+                self._send(run_id, {"type": P.MSG_ERROR, "message": self.error})
+                self._finish(run_id, "error")
+
+    def _on_first(self, run_id: int, item: ScoreProgress) -> None:
+        res = item.result
+        self._top_k = int(res.settings.get("top_k", 0))
+        self._total = item.total
+        settings = dict(res.settings)
+        settings.update(n_unscored=len(res.unscored_token_ids),
+                        eos_scored=bool(self._options["add_eos"]), total_tokens=item.total)
+        self.settings = _json_safe(settings)
+        self._syncing = True
+        try:  # show the resolved window defaults without triggering a re-score
+            self.max_length, self.stride = settings["max_length"], settings["stride"]
+        finally:
+            self._syncing = False
+        self._send(run_id, {"type": P.MSG_RESET, "total_tokens": item.total,
+                            "top_k": self._top_k})
+
+    def _progress(self, item: ScoreProgress | None) -> dict:
+        if item is None:
+            return {"done": 0, "total": self._total, "tokens_per_s": None, "eta_s": None,
+                    "elapsed_s": 0.0}
+        return _json_safe({"done": item.done, "total": item.total,
+                           "tokens_per_s": item.tokens_per_s, "eta_s": item.eta_s,
+                           "elapsed_s": item.elapsed_s})
+
+    def _send_chunk(self, run_id: int, item: ScoreProgress) -> None:
+        n = len(item.chunk["token_ids"])
+        content = {"type": P.MSG_CHUNK, "start": item.start, "count": n, "top_k": self._top_k,
+                   "vocab": {str(k): v for k, v in item.new_vocab.items()},
+                   "progress": self._progress(item)}
+        self._send(run_id, content, encode_chunk(item.chunk, self._units, self._top_k))
+
+    def _all_scored(self) -> dict[str, np.ndarray] | None:
+        if not self._chunks:
+            return None
+        if len(self._chunks) > 1:  # keep one array per field: replays stay cheap
+            self._chunks = [{k: np.concatenate([c[k] for c in self._chunks])
+                             for k in self._chunks[0]}]
+        return self._chunks[0]
+
+    def _finish(self, run_id: int, status: str) -> None:
+        if not self._is_current(run_id):
+            return
+        with self._lock:
+            res = self.result
+            data = self._all_scored()
+            metrics = _json_safe(res.metrics()) if res is not None else None
+            partial = res.partial if res is not None else True
+            payload: dict[str, Any] = {"run_id": run_id, "count": 0, "top_k": self._top_k,
+                                       "vocab": {str(k): v for k, v in self._vocab.items()},
+                                       "partial": partial, "metrics": metrics}
+            if data is not None:
+                payload["count"] = len(data["token_ids"])
+                for (name, _dtype, _n), buf in zip(P.CHUNK_FIELDS,
+                                                   encode_chunk(data, self._units, self._top_k),
+                                                   strict=True):
+                    payload[name] = buf
+            self.result_data = payload
+        self._send(run_id, {"type": P.MSG_DONE, "partial": partial, "metrics": metrics})
+        self.status = status
+
+    # ---- front end -------------------------------------------------------
+    def _on_front_end_message(self, _widget: Any, content: dict, _buffers: list) -> None:
+        kind = content.get("type") if isinstance(content, dict) else None
+        if kind == P.MSG_CANCEL:
+            self.cancel()
+        elif kind == P.MSG_REPLAY:
+            self._replay()
+
+    def _replay(self) -> None:
+        """A view attached mid-run: send everything scored so far as one chunk."""
+        with self._lock:
+            run_id = self._run_id
+            if self._last is None:
+                return
+            self._send(run_id, {"type": P.MSG_RESET, "total_tokens": self._total,
+                                "top_k": self._top_k})
+            data = self._all_scored()
+            if data is not None:
+                content = {"type": P.MSG_CHUNK, "start": 0, "count": len(data["token_ids"]),
+                           "top_k": self._top_k,
+                           "vocab": {str(k): v for k, v in self._vocab.items()},
+                           "progress": self._progress(self._last)}
+                self._send(run_id, content, encode_chunk(data, self._units, self._top_k))
+            if self.status in ("done", "cancelled", "error"):
+                res = self._last.result
+                self._send(run_id, {"type": P.MSG_DONE, "partial": res.partial,
+                                    "metrics": _json_safe(res.metrics())})
+
+    def _on_setting_change(self, change: dict) -> None:
+        if self._syncing or change["old"] == change["new"]:
+            return
+        try:
+            if self.max_length is not None and self.stride is not None:
+                check_window_params(self.max_length, self.stride)
+        except ValueError as exc:  # shown, not raised: it came from the front end
+            self.error = str(exc)
+            self._send(self._run_id, {"type": P.MSG_ERROR, "message": str(exc)})
+            return
+        self.start()
