@@ -172,7 +172,7 @@ class PerplexityWidget(anywidget.AnyWidget):
     def _is_current(self, run_id: int) -> bool:
         return run_id == self._run_id
 
-    def _send(self, run_id: int, content: dict, buffers: list[bytes] | None = None) -> None:
+    def _send_msg(self, run_id: int, content: dict, buffers: list[bytes] | None = None) -> None:
         if self._is_current(run_id):
             self.send({**content, "run_id": run_id}, buffers)
 
@@ -206,7 +206,7 @@ class PerplexityWidget(anywidget.AnyWidget):
             log.error("ppl-widget: scoring failed: %s", exc, exc_info=exc)
             if self._is_current(run_id):
                 self.error = f"{type(exc).__name__}: {exc}"
-                self._send(run_id, {"type": P.MSG_ERROR, "message": self.error})
+                self._send_msg(run_id, {"type": P.MSG_ERROR, "message": self.error})
                 self._finish(run_id, "error")
 
     def _on_first(self, run_id: int, item: ScoreProgress) -> None:
@@ -222,7 +222,7 @@ class PerplexityWidget(anywidget.AnyWidget):
             self.max_length, self.stride = settings["max_length"], settings["stride"]
         finally:
             self._syncing = False
-        self._send(run_id, {"type": P.MSG_RESET, "total_tokens": item.total,
+        self._send_msg(run_id, {"type": P.MSG_RESET, "total_tokens": item.total,
                             "top_k": self._top_k})
 
     def _progress(self, item: ScoreProgress | None) -> dict:
@@ -238,7 +238,7 @@ class PerplexityWidget(anywidget.AnyWidget):
         content = {"type": P.MSG_CHUNK, "start": item.start, "count": n, "top_k": self._top_k,
                    "vocab": {str(k): v for k, v in item.new_vocab.items()},
                    "progress": self._progress(item)}
-        self._send(run_id, content, encode_chunk(item.chunk, self._units, self._top_k))
+        self._send_msg(run_id, content, encode_chunk(item.chunk, self._units, self._top_k))
 
     def _all_scored(self) -> dict[str, np.ndarray] | None:
         if not self._chunks:
@@ -266,7 +266,7 @@ class PerplexityWidget(anywidget.AnyWidget):
                                                    strict=True):
                     payload[name] = buf
             self.result_data = payload
-        self._send(run_id, {"type": P.MSG_DONE, "partial": partial, "metrics": metrics})
+        self._send_msg(run_id, {"type": P.MSG_DONE, "partial": partial, "metrics": metrics})
         self.status = status
 
     # ---- front end -------------------------------------------------------
@@ -283,7 +283,7 @@ class PerplexityWidget(anywidget.AnyWidget):
             run_id = self._run_id
             if self._last is None:
                 return
-            self._send(run_id, {"type": P.MSG_RESET, "total_tokens": self._total,
+            self._send_msg(run_id, {"type": P.MSG_RESET, "total_tokens": self._total,
                                 "top_k": self._top_k})
             data = self._all_scored()
             if data is not None:
@@ -291,10 +291,10 @@ class PerplexityWidget(anywidget.AnyWidget):
                            "top_k": self._top_k,
                            "vocab": {str(k): v for k, v in self._vocab.items()},
                            "progress": self._progress(self._last)}
-                self._send(run_id, content, encode_chunk(data, self._units, self._top_k))
+                self._send_msg(run_id, content, encode_chunk(data, self._units, self._top_k))
             if self.status in ("done", "cancelled", "error"):
                 res = self._last.result
-                self._send(run_id, {"type": P.MSG_DONE, "partial": res.partial,
+                self._send_msg(run_id, {"type": P.MSG_DONE, "partial": res.partial,
                                     "metrics": _json_safe(res.metrics())})
 
     def _on_setting_change(self, change: dict) -> None:
@@ -305,6 +305,6 @@ class PerplexityWidget(anywidget.AnyWidget):
                 check_window_params(self.max_length, self.stride)
         except ValueError as exc:  # shown, not raised: it came from the front end
             self.error = str(exc)
-            self._send(self._run_id, {"type": P.MSG_ERROR, "message": str(exc)})
+            self._send_msg(self._run_id, {"type": P.MSG_ERROR, "message": str(exc)})
             return
         self.start()

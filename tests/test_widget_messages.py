@@ -1,0 +1,155 @@
+"""The widget's state and the messages it sends to the front end (send captured)."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import numpy as np
+import pytest
+
+pytest.importorskip("torch")
+pytest.importorskip("anywidget")
+
+from conftest import LONG_TEXT  # noqa: E402
+
+from ppl_widget import protocol as P  # noqa: E402
+from ppl_widget import score  # noqa: E402
+from ppl_widget.widget import PerplexityWidget  # noqa: E402
+
+
+@pytest.fixture
+def sent(monkeypatch):
+    """Every (content, buffers) the widget sends, in order."""
+    log: list[tuple[dict, list]] = []
+    lock = threading.Lock()
+
+    def record(self, content, buffers=None):
+        with lock:
+            log.append((content, list(buffers or [])))
+
+    monkeypatch.setattr(PerplexityWidget, "send", record)
+    return log
+
+
+def decode(content: dict, buffers: list, top_k: int) -> dict[str, np.ndarray]:
+    out = {}
+    for (name, dtype, per), buf in zip(P.CHUNK_FIELDS, buffers, strict=True):
+        arr = np.frombuffer(buf, dtype=dtype)
+        out[name] = arr.reshape(content["count"], per or top_k) if (per or top_k) != 1 else arr
+    return out
+
+
+def test_streams_chunks_then_done_and_syncs_the_full_result(tiny_gpt2, sent):
+    text = "Émoji 🙂 and <b>bold</b>\n" + LONG_TEXT
+    w = PerplexityWidget(text, tiny_gpt2, max_length=16, stride=8)
+    res = w.wait()
+    assert w.status == "done" and not res.partial
+    types = [c["type"] for c, _ in sent]
+    assert types[0] == P.MSG_RESET and types[-1] == P.MSG_DONE
+    chunks = [(c, b) for c, b in sent if c["type"] == P.MSG_CHUNK]
+    assert len(chunks) == res.settings["n_windows"]  # one message per batch (batch size 1)
+    assert [c["start"] for c, _ in chunks] == np.cumsum([0] + [c["count"] for c, _ in
+                                                              chunks[:-1]]).tolist()
+    got = {k: np.concatenate([decode(c, b, 5)[k] for c, b in chunks]) for k, *_ in
+           P.CHUNK_FIELDS}
+    np.testing.assert_array_equal(got["token_ids"], res.token_ids)
+    np.testing.assert_allclose(got["surprisal"], res.surprisal, rtol=1e-6)
+    np.testing.assert_array_equal(got["units"], res.units)
+    # UTF-16 offsets: JavaScript's text.slice(start16, end16) is the token's text
+    utf16 = text.encode("utf-16-le")
+    for i in range(len(res)):
+        s, e = got["start16"][i], got["end16"][i]
+        assert utf16[2 * s:2 * e].decode("utf-16-le") == res.tokens[i]
+    # traffic is linear: each token crosses the comm once while streaming
+    per_token = sum(4 * (n or 5) for _, _, n in P.CHUNK_FIELDS)
+    assert sum(len(x) for _, b in chunks for x in b) == per_token * len(res)
+    # the final state holds everything, for later views, reloads and saved state
+    data = w.result_data
+    assert data["count"] == len(res) and data["partial"] is False
+    assert np.frombuffer(data["surprisal"], "<f4").shape == (len(res),)
+    assert data["metrics"]["n_tokens"] == res.metrics()["n_tokens"]
+    done = sent[-1][0]
+    assert done["metrics"]["total_nll"] == pytest.approx(res.metrics()["total_nll"])
+    assert w.settings["max_length"] == 16 and w.settings["n_unscored"] == 0
+    all_vocab = {int(k) for c, _ in chunks for k in c["vocab"]}
+    assert all_vocab == set(res.vocab)
+
+
+def test_replay_resends_everything_for_a_late_view(tiny_gpt2, sent):
+    w = PerplexityWidget(LONG_TEXT, tiny_gpt2, max_length=16, stride=8)
+    res = w.wait()
+    sent.clear()
+    w._on_front_end_message(w, {"type": P.MSG_REPLAY}, [])
+    types = [c["type"] for c, _ in sent]
+    assert types == [P.MSG_RESET, P.MSG_CHUNK, P.MSG_DONE]
+    chunk, buffers = sent[1]
+    assert chunk["start"] == 0 and chunk["count"] == len(res)
+    np.testing.assert_array_equal(decode(chunk, buffers, 5)["rank"], res.rank)
+
+
+@pytest.fixture
+def slow_batches(monkeypatch):
+    from ppl_widget import scorer
+
+    real = scorer._Forward.score_batch
+
+    def slow(self, sequence, batch):
+        time.sleep(0.05)
+        return real(self, sequence, batch)
+
+    monkeypatch.setattr(scorer._Forward, "score_batch", slow)
+
+
+def test_cancel_message_keeps_partial_result(tiny_gpt2, sent, slow_batches):
+    w = PerplexityWidget(LONG_TEXT * 3, tiny_gpt2, max_length=8, stride=2)
+    deadline = time.time() + 10
+    while not any(c["type"] == P.MSG_CHUNK for c, _ in sent) and time.time() < deadline:
+        time.sleep(0.01)
+    assert w.result.partial  # readable while scoring runs
+    w._on_front_end_message(w, {"type": P.MSG_CANCEL}, [])
+    res = w.wait()
+    assert w.status == "cancelled" and res.partial and 0 < len(res) < res.total_tokens
+    assert w.result_data["partial"] is True and w.result_data["count"] == len(res)
+    assert sent[-1][0] == {"type": P.MSG_DONE, "run_id": 1, "partial": True,
+                           "metrics": pytest.approx(sent[-1][0]["metrics"])}
+
+
+def test_errors_show_in_the_widget_and_raise_from_wait(tiny_gpt2, sent):
+    w = PerplexityWidget(LONG_TEXT, tiny_gpt2, max_length=65)  # beyond the 64-token context
+    with pytest.raises(ValueError, match="context length"):
+        w.wait()
+    assert w.status == "error" and "context length" in w.error
+    assert any(c["type"] == P.MSG_ERROR and "context length" in c["message"] for c, _ in sent)
+
+
+def test_bad_parameters_raise_at_construction(tiny_gpt2):
+    with pytest.raises(ValueError, match="stride must not exceed max_length"):
+        PerplexityWidget("text", tiny_gpt2, max_length=4, stride=5)
+    with pytest.raises(ValueError, match="prefix must be"):
+        PerplexityWidget("text", tiny_gpt2, prefix="start")
+    with pytest.raises(TypeError, match="text must be a str"):
+        PerplexityWidget(None, tiny_gpt2)
+
+
+def test_changing_a_control_rescores(tiny_gpt2, sent):
+    w = PerplexityWidget(LONG_TEXT, tiny_gpt2, max_length=16, stride=8)
+    first = w.wait()
+    w.stride = 4  # as the front end's control would
+    second = w.wait()
+    assert second.settings["stride"] == 4 and w.settings["stride"] == 4
+    assert w.result_data["run_id"] == 2
+    np.testing.assert_allclose(second.surprisal,
+                               score(LONG_TEXT, tiny_gpt2, max_length=16, stride=4).surprisal,
+                               atol=1e-5)
+    assert len(second) == len(first)
+    w.prefix = "none"
+    assert len(w.wait()) == len(first) - 1 and w.settings["n_unscored"] == 1
+
+
+def test_front_end_control_errors_are_shown_not_raised(tiny_gpt2, sent):
+    w = PerplexityWidget(LONG_TEXT, tiny_gpt2, max_length=16, stride=8)
+    w.wait()
+    w.stride = 32  # invalid: stride > max_length
+    assert "stride must not exceed max_length" in w.error
+    assert w.result is not None and not w.result.partial  # the finished result stays
