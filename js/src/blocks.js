@@ -8,8 +8,8 @@
 // it reaches maxTokens without meeting one.  Text not yet covered by tokens
 // is cut the same way into "pieces" (by characters).
 
-export const BLOCK_MIN_TOKENS = 1000;
-export const BLOCK_MAX_TOKENS = 4000;
+export const BLOCK_MIN_TOKENS = 500;
+export const BLOCK_MAX_TOKENS = 2000;
 export const PIECE_CHARS = 8000;
 export const PIECE_MAX_CHARS = 24000;
 

@@ -42,6 +42,7 @@ export const TRAIT_COLOR_MODE = "color_mode"; // optional
 export const TRAIT_SHOW_BOUNDARIES = "show_boundaries"; // optional
 
 export const STATUS_IDLE = "idle";
+export const STATUS_LOADING = "loading"; // the model is being loaded
 export const STATUS_SCORING = "scoring";
 export const STATUS_DONE = "done";
 export const STATUS_CANCELLED = "cancelled";

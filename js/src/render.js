@@ -235,11 +235,15 @@ export class TextView {
     if (this.raf || this.queue.size === 0) return;
     this.raf = requestAnimationFrame(() => {
       this.raf = 0;
-      const t0 = performance.now();
+      // Spans plus the layout they cause: a few hundred tokens per frame
+      // keeps each frame short; the rest waits for the next one.
+      let budget = 700;
       for (const b of this.queue) {
         this.queue.delete(b);
-        if (this.blocks[b.k] === b) this.renderBlock(b);
-        if (performance.now() - t0 > 12) break; // rest next frame
+        if (this.blocks[b.k] !== b || b.rendered) continue;
+        this.renderBlock(b);
+        budget -= b.spans.length;
+        if (budget <= 0) break;
       }
       this._scheduleRender();
     });

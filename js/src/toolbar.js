@@ -72,9 +72,11 @@ export class ProgressRow {
   /** status: trait value; progress: {done, total, tokens_per_s, eta_s, elapsed_s} or null. */
   update(status, progress, shown) {
     const scoring = status === "scoring";
-    setText(this.status, status || "idle");
-    this.status.className = `pplw-status pplw-status-${status || "idle"}`;
-    this.cancel.disabled = !scoring;
+    const st = /^[a-z]+$/.test(status || "") ? status : "idle";
+    setText(this.status, st);
+    this.status.className = `pplw-status pplw-status-${st}`;
+    // "loading" (model being loaded) can be cancelled too: the run stops before scoring
+    this.cancel.disabled = !(scoring || st === "loading");
     const p = progress || {};
     const total = p.total > 0 ? p.total : 0;
     const done = p.done != null ? p.done : shown;

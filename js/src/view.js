@@ -63,7 +63,7 @@ export class PplView {
     this.id = ++viewCounter;
     this.store = new TokenStore();
     this.raf = 0;
-    this.dirty = { text: true, panel: true, selection: false, recolorFrom: null };
+    this.dirty = { recolorFrom: null };
     this.viewRunId = undefined;
     this.viewText = null;
     this.lastReplay = -Infinity;
@@ -152,6 +152,7 @@ export class PplView {
     this._on(`change:${TRAIT_TEXT}`, () => {
       this.store.invalidate();
       this.selection = null;
+      this.selOffsets = null;
       this._schedule();
     });
     this._on(`change:${TRAIT_STATUS}`, () => this._schedule());
@@ -209,8 +210,15 @@ export class PplView {
     };
     sc.addEventListener("scroll", this.onScroll, { passive: true });
 
+    // Read the selection here, never in _flush: Selection getters can force
+    // a synchronous layout, which right after DOM updates is expensive.
     this.onSelection = () => {
-      this.dirty.selection = true;
+      const next = this._selectionOffsets();
+      const prev = this.selOffsets;
+      if (!next && !prev) return;
+      if (next && prev && next.a === prev.a && next.b === prev.b) return;
+      this.selOffsets = next;
+      this.selLength = -1;
       this._schedule();
     };
     document.addEventListener("selectionchange", this.onSelection);
@@ -239,7 +247,6 @@ export class PplView {
         case MSG_RESET: {
           if (store.classify(msg.run_id) === "stale") return;
           store.reset(msg.run_id, msg.total_tokens, msg.top_k);
-          this.dirty.panel = true;
           break;
         }
         case MSG_CHUNK: {
@@ -334,7 +341,8 @@ export class PplView {
       this.viewText = text;
       this.dirty.recolorFrom = null;
       this.active = Math.min(this.active, Math.max(0, store.length - 1));
-      this.dirty.selection = true;
+      this.selOffsets = null; // the old selection's nodes are gone
+      this.selLength = -1;
     } else {
       this.textView.update();
       if (this.dirty.recolorFrom != null) {
@@ -366,12 +374,6 @@ export class PplView {
     this.errorBox.hidden = !err;
     setText(this.errorBox, err);
 
-    if (this.dirty.selection) {
-      // Only a selection change touches the DOM; new tokens reuse the offsets.
-      this.dirty.selection = false;
-      this.selOffsets = this._selectionOffsets();
-      this.selLength = -1;
-    }
     if (store.length !== this.selLength) {
       this.selLength = store.length;
       this._updateSelection();
@@ -386,9 +388,11 @@ export class PplView {
   /** UTF-16 range [a, b) of the text selected inside the text area, or null. */
   _selectionOffsets() {
     const sel = document.getSelection();
-    if (!sel || sel.rangeCount === 0 || sel.isCollapsed) return null;
+    if (!sel || sel.rangeCount === 0) return null;
+    const inside = (n) => n != null && this.content.contains(n);
+    if (!inside(sel.anchorNode) && !inside(sel.focusNode)) return null;
+    if (sel.isCollapsed) return null;
     const r = sel.getRangeAt(0);
-    if (!r.intersectsNode(this.content)) return null;
     const a = this.textView.textOffsetAt(r.startContainer, r.startOffset);
     const b = this.textView.textOffsetAt(r.endContainer, r.endOffset);
     return a != null && b != null && b > a ? { a, b } : null;
@@ -411,14 +415,21 @@ export class PplView {
   _showTip(i, span) {
     if (!span || i >= this.store.length) return;
     const prev = this.tipSpan;
-    if (prev && prev !== span) prev.classList.remove("pplw-active");
+    if (prev && prev !== span) {
+      prev.classList.remove("pplw-active");
+      prev.removeAttribute("aria-describedby");
+    }
     span.classList.add("pplw-active");
+    span.setAttribute("aria-describedby", this.tooltip.el.id);
     this.tipSpan = span;
     this.tooltip.show(span, tokenDetails(this.store, i, this.textView.text));
   }
 
   _hideTip() {
-    if (this.tipSpan) this.tipSpan.classList.remove("pplw-active");
+    if (this.tipSpan) {
+      this.tipSpan.classList.remove("pplw-active");
+      this.tipSpan.removeAttribute("aria-describedby");
+    }
     this.tipSpan = null;
     this.tooltip.hide();
   }
