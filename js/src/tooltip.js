@@ -84,10 +84,10 @@ export class Tooltip {
     const parts = [head, grid];
     if (d.alts.length) {
       const list = h("div", { class: "pplw-tt-alts" });
-      const maxP = Math.max(...d.alts.map((a) => a.prob), 1e-12);
       for (const a of d.alts) {
         const bar = h("span", { class: "pplw-tt-bar" }, h("span", { class: "pplw-tt-barfill" }));
-        bar.firstChild.style.width = `${Math.max(1, Math.round((100 * a.prob) / maxP))}%`;
+        // absolute: the bar is the probability itself (a 1% sliver stays visible)
+        bar.firstChild.style.width = `${Math.max(1, Math.min(100, 100 * a.prob)).toFixed(1)}%`;
         list.appendChild(
           h(
             "div",
@@ -98,7 +98,7 @@ export class Tooltip {
           ),
         );
       }
-      parts.push(h("div", { class: "pplw-tt-sub", text: `top ${d.alts.length} predictions${d.targetInAlts ? "" : " (actual token not among them)"}` }), list);
+      parts.push(h("div", { class: "pplw-tt-sub", text: `model's top ${d.alts.length}${d.targetInAlts ? "" : " · actual token not among them"}` }), list);
     }
     return parts;
   }
