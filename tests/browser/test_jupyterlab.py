@@ -1,0 +1,236 @@
+"""The widget as a person sees it: real JupyterLab, real kernel, Debian's Chromium.
+
+Each test writes a notebook, opens it in JupyterLab, runs it, and checks the page
+against what the kernel computed (dumped by the notebook to JSON).  Screenshots
+land in test-artifacts/.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from .conftest import ARTIFACTS, ROOT
+
+pytestmark = pytest.mark.browser
+
+QUICKSTART = ROOT / "examples" / "quickstart.ipynb"
+WIDGET = ".pplw-root"
+SCORED_TOKEN = f"{WIDGET} .pplw-tok"
+
+DUMP_CELL = """\
+import json
+_r = {name}.wait()
+json.dump({{"n_tokens": len(_r), "partial": _r.partial, "metrics": _r.metrics(),
+           "surprisal_bits": _r.surprisal_bits.tolist(), "rank": _r.rank.tolist(),
+           "tokens": _r.tokens, "total_tokens": _r.total_tokens}},
+          open("{out}", "w"))
+"""
+
+
+def write_notebook(directory: Path, name: str, cells: list[str]) -> str:
+    nb = nbformat.v4.new_notebook()
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
+                                 "language": "python"}
+    nb.cells = [nbformat.v4.new_code_cell(c) for c in cells]
+    nbformat.write(nb, directory / name)
+    return name
+
+
+def open_notebook(page, lab, name: str) -> None:
+    base, token, _ = lab
+    # a workspace of its own, reset: no tab restored from an earlier test
+    workspace = name.replace(".", "-")
+    page.goto(f"{base}/lab/workspaces/{workspace}/tree/{name}?token={token}&reset")
+    page.wait_for_function(
+        "(name) => { const w = window.jupyterapp && window.jupyterapp.shell.currentWidget;"
+        " return w && w.sessionContext && w.context && w.context.path === name; }",
+        arg=name, timeout=60_000)
+    # wait until the kernel is up, so "run" runs instead of queueing behind a start-up
+    page.wait_for_function(
+        "() => { const s = window.jupyterapp.shell.currentWidget.sessionContext;"
+        " return s.session && s.session.kernel && s.session.kernel.status === 'idle'; }",
+        timeout=60_000)
+
+
+def run_all(page) -> None:
+    page.evaluate("() => window.jupyterapp.commands.execute('notebook:run-all-cells')")
+
+
+def run_cell(page, index: int) -> None:
+    page.evaluate("""(i) => { const nb = window.jupyterapp.shell.currentWidget.content;
+                              nb.activeCellIndex = i;
+                              return window.jupyterapp.commands.execute('notebook:run-cell'); }""",
+                  index)
+
+
+def wait_for_json(path: Path, timeout: float = 300) -> dict:
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        if path.exists() and path.stat().st_size:
+            try:
+                return json.loads(path.read_text())
+            except json.JSONDecodeError:  # still being written
+                pass
+        time.sleep(0.25)
+    raise TimeoutError(f"the notebook did not write {path.name}")
+
+
+def shot(page, name: str) -> None:
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / f"{name}.png"))
+
+
+def panel_values(page) -> list[str]:
+    """Exact values behind the metrics panel's four perplexities (title attributes); the
+    selection section further down reuses the class."""
+    titles = page.eval_on_selector_all(f"{WIDGET} .pplw-ppl-v", "els => els.map(e => e.title)")
+    return titles[:4]
+
+
+def test_quickstart_colours_every_token_and_matches_python(lab, page):
+    _, _, notebooks = lab
+    nb = nbformat.read(QUICKSTART, as_version=4)
+    nb.cells.append(nbformat.v4.new_code_cell(DUMP_CELL.format(name="widget",
+                                                               out="quickstart.json")))
+    nbformat.write(nb, notebooks / "quickstart.ipynb")
+    open_notebook(page, lab, "quickstart.ipynb")
+    run_all(page)
+    data = wait_for_json(notebooks / "quickstart.json")
+    page.wait_for_selector(f"{WIDGET} .pplw-status-done", timeout=120_000)
+    page.locator(WIDGET).scroll_into_view_if_needed()
+    shot(page, "quickstart-light")
+
+    # one coloured span per scored token, each with its own background colour
+    spans = page.locator(SCORED_TOKEN)
+    assert spans.count() == data["n_tokens"]
+    colours = spans.evaluate_all("els => els.map(e => getComputedStyle(e).backgroundColor)")
+    assert len(set(colours)) > 5 and "rgba(0, 0, 0, 0)" not in colours
+
+    # the metrics panel shows exactly the kernel's numbers
+    m = data["metrics"]
+    assert panel_values(page) == [repr(m[k]) for k in ("token_ppl", "word_ppl", "char_ppl",
+                                                       "byte_ppl")]
+
+    # hover the most surprising token: the tooltip has its numbers
+    i = max(range(data["n_tokens"]), key=lambda k: data["surprisal_bits"][k])
+    page.locator(f"{WIDGET} .pplw-tok[data-i='{i}']").hover()
+    tooltip = page.locator(f"{WIDGET} .pplw-tooltip")
+    tooltip.wait_for(state="visible")
+    text = tooltip.inner_text()
+    assert f"{data['surprisal_bits'][i]:.2f} bits" in text
+    assert f"{data['rank'][i]:,}" in text
+    shot(page, "quickstart-tooltip")
+    page.locator(WIDGET).screenshot(path=str(ARTIFACTS / "widget.png"))
+
+
+PAYLOAD = ('<img src=x onerror="window.__pwned=1;alert(1)"><script>window.__pwned=2;'
+           'alert(2)</script><b id="injected">bold</b> & "quotes" <style>body{display:none}'
+           '</style> javascript:alert(3)')
+
+
+def test_markup_in_the_input_stays_inert_text(lab, page):
+    _, _, notebooks = lab
+    name = write_notebook(notebooks, "payload.ipynb", [
+        "from ppl_widget import PerplexityWidget\n"
+        f"payload = {PAYLOAD!r}\n"
+        "w = PerplexityWidget(payload, max_length=64, stride=32)\nw",
+        DUMP_CELL.format(name="w", out="payload.json"),
+    ])
+    open_notebook(page, lab, name)
+    run_all(page)
+    data = wait_for_json(notebooks / "payload.json")
+    page.wait_for_selector(f"{WIDGET} .pplw-status-done", timeout=120_000)
+    page.locator(f"{WIDGET} .pplw-tok").first.hover()
+    page.locator(f"{WIDGET} .pplw-tooltip").wait_for(state="visible")
+    shot(page, "payload")
+    assert page.dialogs == []
+    assert page.evaluate("() => window.__pwned") is None
+    for tag in ("img", "script", "b#injected", "style"):
+        assert page.locator(f"{WIDGET} {tag}").count() == 0, tag
+    text = page.locator(f"{WIDGET} .pplw-main").inner_text()
+    assert PAYLOAD in text.replace("\u00a0", " ")
+    assert page.locator(SCORED_TOKEN).count() == data["n_tokens"]
+
+
+def test_cancel_stops_a_long_text_early_and_keeps_the_partial_result(lab, page):
+    _, _, notebooks = lab
+    name = write_notebook(notebooks, "cancel.ipynb", [
+        "from ppl_widget import PerplexityWidget\n"
+        "text = 'A long text to score slowly, one short window after another. ' * 400\n"
+        "w = PerplexityWidget(text, max_length=64, stride=8)\nw",
+        DUMP_CELL.format(name="w", out="cancel.json"),
+    ])
+    open_notebook(page, lab, name)
+    run_cell(page, 0)  # only the widget: a cell blocking in wait() would hold up the cancel
+    page.wait_for_function(
+        f"() => document.querySelectorAll('{SCORED_TOKEN}').length > 50", timeout=120_000)
+    cancel = page.locator(f"{WIDGET} .pplw-progress .pplw-btn")
+    assert cancel.is_enabled()
+    cancel.click()
+    page.wait_for_selector(f"{WIDGET} .pplw-status-cancelled", timeout=60_000)
+    shot(page, "cancelled")
+    run_cell(page, 1)
+    data = wait_for_json(notebooks / "cancel.json")
+    assert data["partial"] is True and 50 <= data["n_tokens"] < data["total_tokens"] / 2
+    assert page.locator(SCORED_TOKEN).count() == data["n_tokens"]
+    assert "partial" in page.locator(f"{WIDGET} .pplw-badge").first.inner_text().lower()
+    assert panel_values(page)[0] == repr(data["metrics"]["token_ppl"])
+
+
+def _luminance(css_colour: str) -> float:
+    parts = css_colour[css_colour.index("(") + 1:css_colour.index(")")].split(",")
+    r, g, b = (float(p) / 255 for p in parts[:3])
+    return 0.2126 * r + 0.7152 * g + 0.0722 * b
+
+
+def test_dark_theme_renders(lab, page):
+    _, _, notebooks = lab
+    name = write_notebook(notebooks, "dark.ipynb", [
+        "from ppl_widget import PerplexityWidget\n"
+        "w = PerplexityWidget('Dark theme check: the quick brown fox jumps over the lazy dog.')"
+        "\nw",
+    ])
+    open_notebook(page, lab, name)
+    page.evaluate("() => window.jupyterapp.commands.execute('apputils:change-theme',"
+                  " {theme: 'JupyterLab Dark'})")
+    try:
+        page.wait_for_function("() => document.body.dataset.jpThemeLight === 'false'",
+                               timeout=30_000)
+        run_all(page)
+        page.wait_for_selector(f"{WIDGET} .pplw-status-done", timeout=120_000)
+        page.wait_for_timeout(500)
+        shot(page, "dark-theme")
+        root = page.locator(WIDGET)
+        background = page.evaluate(
+            """(el) => { for (let e = el; e; e = e.parentElement) {
+                 const c = getComputedStyle(e).backgroundColor;
+                 if (c && c !== 'rgba(0, 0, 0, 0)' && c !== 'transparent') return c; }
+               return getComputedStyle(document.body).backgroundColor; }""",
+            root.element_handle())
+        colour = root.evaluate("e => getComputedStyle(e).color")
+        assert _luminance(background) < 0.3 < _luminance(colour)
+        # token text stays legible on its colour: contrast ratio of at least 3
+        pairs = page.eval_on_selector_all(
+            SCORED_TOKEN, "els => els.map(e => [getComputedStyle(e).color,"
+                          " getComputedStyle(e).backgroundColor])")
+
+        def contrast(a: str, b: str) -> float:
+            def lin(c: str) -> float:
+                parts = [float(p) / 255 for p in c[c.index("(") + 1:c.index(")")].split(",")[:3]]
+                parts = [p / 12.92 if p <= 0.03928 else ((p + 0.055) / 1.055) ** 2.4
+                         for p in parts]
+                return 0.2126 * parts[0] + 0.7152 * parts[1] + 0.0722 * parts[2]
+            hi, lo = sorted((lin(a), lin(b)), reverse=True)
+            return (hi + 0.05) / (lo + 0.05)
+
+        assert pairs and min(contrast(fg, bg) for fg, bg in pairs) >= 3
+        assert not math.isnan(float(panel_values(page)[0]))
+    finally:
+        page.evaluate("() => window.jupyterapp.commands.execute('apputils:change-theme',"
+                      " {theme: 'JupyterLab Light'})")
