@@ -105,6 +105,7 @@ class PerplexityWidget(anywidget.AnyWidget):
         self._total = 0
         self.exception: BaseException | None = None
         self._syncing = False
+        self._in_front_end_update = self._controls_edited = False
         self.on_msg(self._on_front_end_message)
         self.observe(self._on_setting_change, names=["max_length", "stride", "prefix"])
         if autostart:
@@ -297,9 +298,26 @@ class PerplexityWidget(anywidget.AnyWidget):
                 self._send_msg(run_id, {"type": P.MSG_DONE, "partial": res.partial,
                                     "metrics": _json_safe(res.metrics())})
 
+    def set_state(self, sync_data: dict) -> None:
+        # The front end's form changes max_length, stride and prefix in one update;
+        # start one run for all of them, not one per trait.
+        self._in_front_end_update, self._controls_edited = True, False
+        try:
+            super().set_state(sync_data)
+        finally:
+            self._in_front_end_update = False
+        if self._controls_edited:
+            self._restart_for_new_settings()
+
     def _on_setting_change(self, change: dict) -> None:
         if self._syncing or change["old"] == change["new"]:
             return
+        if self._in_front_end_update:
+            self._controls_edited = True
+            return
+        self._restart_for_new_settings()
+
+    def _restart_for_new_settings(self) -> None:
         try:
             if self.max_length is not None and self.stride is not None:
                 check_window_params(self.max_length, self.stride)

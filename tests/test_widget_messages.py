@@ -153,3 +153,14 @@ def test_front_end_control_errors_are_shown_not_raised(tiny_gpt2, sent):
     w.stride = 32  # invalid: stride > max_length
     assert "stride must not exceed max_length" in w.error
     assert w.result is not None and not w.result.partial  # the finished result stays
+
+
+def test_one_front_end_update_of_several_controls_starts_one_run(tiny_gpt2, sent):
+    w = PerplexityWidget(LONG_TEXT, tiny_gpt2, max_length=16, stride=8)
+    w.wait()
+    # what the form's single save_changes() sends: three traits in one update
+    w.set_state({"max_length": 32, "stride": 16, "prefix": "none"})
+    res = w.wait()
+    assert w.result_data["run_id"] == 2  # one new run, not three
+    assert res.settings["max_length"] == 32 and res.settings["stride"] == 16
+    assert res.settings["prefix"] is None
