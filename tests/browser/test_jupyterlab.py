@@ -27,8 +27,9 @@ DUMP_CELL = """\
 import json
 _r = {name}.wait()
 json.dump({{"n_tokens": len(_r), "partial": _r.partial, "metrics": _r.metrics(),
-           "surprisal_bits": _r.surprisal_bits.tolist(), "rank": _r.rank.tolist(),
-           "tokens": _r.tokens, "total_tokens": _r.total_tokens}},
+           "surprisal": _r.surprisal.tolist(), "surprisal_bits": _r.surprisal_bits.tolist(),
+           "rank": _r.rank.tolist(), "units": _r.units.tolist(), "tokens": _r.tokens,
+           "total_tokens": _r.total_tokens}},
           open("{out}", "w"))
 """
 
@@ -127,6 +128,34 @@ def test_quickstart_colours_every_token_and_matches_python(lab, page):
     assert f"{data['rank'][i]:,}" in text
     shot(page, "quickstart-tooltip")
     page.locator(WIDGET).screenshot(path=str(ARTIFACTS / "widget.png"))
+
+    # selecting tokens 3..9 shows that span's perplexity under every denominator
+    i0, i1 = 3, 10
+    page.evaluate(
+        """([i0, i1]) => { const q = (i) => document.querySelector(`.pplw-tok[data-i='${i}']`);
+             const r = document.createRange();
+             r.setStart(q(i0).firstChild, 0);
+             r.setEnd(q(i1 - 1).firstChild, q(i1 - 1).firstChild.length);
+             const s = document.getSelection(); s.removeAllRanges(); s.addRange(r); }""",
+        [i0, i1])
+    selection = page.locator(f"{WIDGET} .pplw-sel")
+    selection.wait_for(state="visible")
+    shot(page, "quickstart-selection")
+    nll = sum(data["surprisal"][i0:i1])
+    words, chars, nbytes = (sum(u[k] for u in data["units"][i0:i1]) for k in range(3))
+    shown = [float(t) for t in selection.locator(".pplw-ppl-v").evaluate_all(
+        "els => els.map(e => e.title)")]
+    expected = [math.exp(nll / n) for n in (i1 - i0, words, chars, nbytes)]
+    assert shown == pytest.approx(expected, rel=1e-6)  # the page sums float32 surprisals
+
+    # saved and reloaded, the page rebuilds the finished widget from its synced state
+    page.evaluate("() => window.jupyterapp.commands.execute('docmanager:save')")
+    page.wait_for_timeout(500)
+    page.reload()
+    page.wait_for_selector(f"{WIDGET} .pplw-status-done", timeout=60_000)
+    assert page.locator(SCORED_TOKEN).count() == data["n_tokens"]
+    assert panel_values(page) == [repr(m[k]) for k in ("token_ppl", "word_ppl", "char_ppl",
+                                                       "byte_ppl")]
 
 
 PAYLOAD = ('<img src=x onerror="window.__pwned=1;alert(1)"><script>window.__pwned=2;'
