@@ -213,9 +213,16 @@ def test_cancel_stops_a_long_text_early_and_keeps_the_partial_result(lab, page):
 
 
 def _luminance(css_colour: str) -> float:
-    parts = css_colour[css_colour.index("(") + 1:css_colour.index(")")].split(",")
-    r, g, b = (float(p) / 255 for p in parts[:3])
-    return 0.2126 * r + 0.7152 * g + 0.0722 * b
+    """WCAG relative luminance of an ``rgb(...)``/``rgba(...)`` colour."""
+    parts = css_colour[css_colour.index("(") + 1:css_colour.index(")")].split(",")[:3]
+    lin = [c / 12.92 if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4
+           for c in (float(p) / 255 for p in parts)]
+    return 0.2126 * lin[0] + 0.7152 * lin[1] + 0.0722 * lin[2]
+
+
+def _contrast(a: str, b: str) -> float:
+    hi, lo = sorted((_luminance(a), _luminance(b)), reverse=True)
+    return (hi + 0.05) / (lo + 0.05)
 
 
 def test_dark_theme_renders(lab, page):
@@ -243,22 +250,13 @@ def test_dark_theme_renders(lab, page):
                return getComputedStyle(document.body).backgroundColor; }""",
             root.element_handle())
         colour = root.evaluate("e => getComputedStyle(e).color")
-        assert _luminance(background) < 0.3 < _luminance(colour)
+        assert _luminance(background) < 0.1 and _luminance(colour) > 0.5
         # token text stays legible on its colour: contrast ratio of at least 3
         pairs = page.eval_on_selector_all(
             SCORED_TOKEN, "els => els.map(e => [getComputedStyle(e).color,"
                           " getComputedStyle(e).backgroundColor])")
 
-        def contrast(a: str, b: str) -> float:
-            def lin(c: str) -> float:
-                parts = [float(p) / 255 for p in c[c.index("(") + 1:c.index(")")].split(",")[:3]]
-                parts = [p / 12.92 if p <= 0.03928 else ((p + 0.055) / 1.055) ** 2.4
-                         for p in parts]
-                return 0.2126 * parts[0] + 0.7152 * parts[1] + 0.0722 * parts[2]
-            hi, lo = sorted((lin(a), lin(b)), reverse=True)
-            return (hi + 0.05) / (lo + 0.05)
-
-        assert pairs and min(contrast(fg, bg) for fg, bg in pairs) >= 3
+        assert pairs and min(_contrast(fg, bg) for fg, bg in pairs) >= 3
         assert not math.isnan(float(panel_values(page)[0]))
     finally:
         page.evaluate("() => window.jupyterapp.commands.execute('apputils:change-theme',"
