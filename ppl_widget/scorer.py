@@ -238,8 +238,8 @@ def resolve_window(lm: LoadedModel, max_length: int | None, stride: int | None) 
     """Defaults: the model's context length (capped on CPU), stride half of it."""
     if max_length is None:
         max_length = lm.default_max_length()
-    if stride is None:
-        stride = max(1, max_length // 2) if isinstance(max_length, int) else stride
+    if stride is None and isinstance(max_length, int):
+        stride = max(1, max_length // 2)
     check_window_params(max_length, stride)
     ctx = lm.context_length
     if ctx is not None and max_length > ctx:

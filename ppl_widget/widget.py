@@ -104,8 +104,8 @@ class PerplexityWidget(anywidget.AnyWidget):
         self._top_k = 0
         self._total = 0
         self.exception: BaseException | None = None
-        self._syncing = False
-        self._in_front_end_update = self._controls_edited = False
+        self._run_settings: tuple | None = None  # (max_length, stride, prefix) being scored
+        self._collecting_control_edits = self._controls_edited = False
         self.on_msg(self._on_front_end_message)
         self.observe(self._on_setting_change, names=["max_length", "stride", "prefix"])
         if autostart:
@@ -152,21 +152,21 @@ class PerplexityWidget(anywidget.AnyWidget):
 
     def rescore(self, **changes: Any) -> None:
         """Change max_length / stride / prefix (or add_eos, top_k, ...) and score again."""
-        with self.hold_trait_notifications():
-            self._syncing = True
-            try:
-                for key in ("max_length", "stride"):
-                    if key in changes:
-                        setattr(self, key, changes.pop(key))
-                if "prefix" in changes:
-                    p = changes.pop("prefix")
-                    self.prefix = "bos" if p == "bos" else "none"
-            finally:
-                self._syncing = False
+        traits = {k: changes.pop(k) for k in ("max_length", "stride", "prefix") if k in changes}
         unknown = set(changes) - set(self._options)
         if unknown:
             raise TypeError(f"rescore() got unknown settings {sorted(unknown)}")
         self._options.update(changes)
+        if "prefix" in traits:
+            traits["prefix"] = "bos" if traits["prefix"] == "bos" else "none"
+        self._run_settings = None  # whatever the traits say now, it is a new run
+        self._collecting_control_edits = True  # collect the trait changes; start once below
+        try:
+            with self.hold_trait_notifications():
+                for key, value in traits.items():
+                    setattr(self, key, value)
+        finally:
+            self._collecting_control_edits = False
         self.start()
 
     # ---- scoring thread --------------------------------------------------
@@ -218,11 +218,10 @@ class PerplexityWidget(anywidget.AnyWidget):
         settings.update(n_unscored=len(res.unscored_token_ids),
                         eos_scored=bool(self._options["add_eos"]), total_tokens=item.total)
         self.settings = _json_safe(settings)
-        self._syncing = True
-        try:  # show the resolved window defaults without triggering a re-score
+        # show the resolved window defaults; equal to the run's settings, they re-score nothing
+        self._run_settings = (settings["max_length"], settings["stride"], self.prefix)
+        with self.hold_trait_notifications():
             self.max_length, self.stride = settings["max_length"], settings["stride"]
-        finally:
-            self._syncing = False
         self._send_msg(run_id, {"type": P.MSG_RESET, "total_tokens": item.total,
                             "top_k": self._top_k})
 
@@ -301,18 +300,20 @@ class PerplexityWidget(anywidget.AnyWidget):
     def set_state(self, sync_data: dict) -> None:
         # The front end's form changes max_length, stride and prefix in one update;
         # start one run for all of them, not one per trait.
-        self._in_front_end_update, self._controls_edited = True, False
+        self._collecting_control_edits, self._controls_edited = True, False
         try:
             super().set_state(sync_data)
         finally:
-            self._in_front_end_update = False
+            self._collecting_control_edits = False
         if self._controls_edited:
             self._restart_for_new_settings()
 
     def _on_setting_change(self, change: dict) -> None:
-        if self._syncing or change["old"] == change["new"]:
+        if change["old"] == change["new"]:
             return
-        if self._in_front_end_update:
+        if (self.max_length, self.stride, self.prefix) == self._run_settings:
+            return  # the traits now describe the run in progress (or just finished)
+        if self._collecting_control_edits:
             self._controls_edited = True
             return
         self._restart_for_new_settings()

@@ -164,3 +164,16 @@ def test_one_front_end_update_of_several_controls_starts_one_run(tiny_gpt2, sent
     assert w.result_data["run_id"] == 2  # one new run, not three
     assert res.settings["max_length"] == 32 and res.settings["stride"] == 16
     assert res.settings["prefix"] is None
+
+
+def test_rescore_from_python_starts_exactly_one_run(tiny_gpt2, sent):
+    w = PerplexityWidget(LONG_TEXT, tiny_gpt2, max_length=16, stride=8)
+    w.wait()
+    w.rescore(max_length=32, stride=4, prefix=None, add_eos=True)
+    res = w.wait()
+    assert w.result_data["run_id"] == 2
+    assert sum(c["type"] == P.MSG_RESET for c, _ in sent) == 2
+    assert (res.settings["max_length"], res.settings["stride"]) == (32, 4)
+    assert res.settings["prefix"] is None and res.is_eos[-1]
+    with pytest.raises(TypeError, match="unknown settings"):
+        w.rescore(temperature=2)
