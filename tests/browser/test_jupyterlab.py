@@ -261,3 +261,62 @@ def test_dark_theme_renders(lab, page):
     finally:
         page.evaluate("() => window.jupyterapp.commands.execute('apputils:change-theme',"
                       " {theme: 'JupyterLab Light'})")
+
+
+HUNDRED_K = """\
+import random
+import torch
+from transformers import GPT2Config, GPT2LMHeadModel
+from ppl_widget import PerplexityWidget, load_model
+
+tokenizer = load_model().tokenizer  # the default model's tokenizer: real offsets
+torch.manual_seed(0)
+tiny = GPT2LMHeadModel(GPT2Config(  # fast: this test is about the page, not the model
+    vocab_size=len(tokenizer), n_positions=1024, n_embd=32, n_layer=1, n_head=2,
+    bos_token_id=tokenizer.bos_token_id, eos_token_id=tokenizer.eos_token_id))
+rng = random.Random(0)
+words = ("the of and to in is was for on that with as by at from his it an were are which "
+         "this be or has had its also but first one their new after who they two her she "
+         "language model token window stride perplexity surprisal entropy").split()
+lines = [" ".join(rng.choice(words) for _ in range(rng.randint(5, 40))) for _ in range(4300)]
+text = "\\n".join(lines)
+n = len(tokenizer(text, add_special_tokens=False)["input_ids"])
+w = PerplexityWidget(text, (tiny, tokenizer), max_length=1024, stride=1024)
+w
+"""
+
+
+def test_a_hundred_thousand_tokens_stay_responsive(lab, page):
+    _, _, notebooks = lab
+    name = write_notebook(notebooks, "large.ipynb", [
+        HUNDRED_K,
+        "import json\n_r = w.wait()\n"
+        "json.dump({'n_tokens': len(_r), 'n': n}, open('large.json', 'w'))",
+    ])
+    open_notebook(page, lab, name)
+    # every main-thread task over 50 ms while the chunks stream in
+    page.evaluate("""() => { window.__long = [];
+        new PerformanceObserver(l => l.getEntries().forEach(e => window.__long.push(e.duration)))
+          .observe({type: 'longtask', buffered: false}); }""")
+    run_all(page)
+    data = wait_for_json(notebooks / "large.json", timeout=600)
+    assert data["n_tokens"] >= 100_000 and data["n_tokens"] == data["n"]
+    page.wait_for_selector(f"{WIDGET} .pplw-status-done", timeout=120_000)
+    long_tasks = page.evaluate("() => window.__long")
+    shot(page, "large-done")
+    # incremental, lazy rendering: far fewer spans than tokens exist in the page
+    assert page.locator(SCORED_TOKEN).count() < data["n_tokens"] / 4
+    assert max(long_tasks, default=0) < 1000, sorted(long_tasks)[-5:]
+    assert sum(long_tasks) < 10_000, f"{len(long_tasks)} long tasks, {sum(long_tasks):.0f} ms"
+    # the end of the text renders on demand and answers a hover at once
+    last = data["n_tokens"] - 1
+    page.evaluate("() => { const s = document.querySelector('.pplw-scroller');"
+                  " if (s) s.scrollTop = s.scrollHeight; }")
+    token = page.locator(f"{WIDGET} .pplw-tok[data-i='{last}']")
+    token.wait_for(state="attached", timeout=10_000)
+    token.scroll_into_view_if_needed()
+    token.hover()
+    page.locator(f"{WIDGET} .pplw-tooltip").wait_for(state="visible", timeout=5_000)
+    assert f"token {last + 1:,} of {data['n_tokens']:,}" in \
+        page.locator(f"{WIDGET} .pplw-tooltip").inner_text()
+    shot(page, "large-end-tooltip")
