@@ -8,6 +8,7 @@ import importlib.util
 import os
 import shutil
 import tempfile
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -131,6 +132,7 @@ def _load_gguf(gguf: Path) -> tuple[Any, Any]:
             shutil.rmtree(cached, ignore_errors=True)
     model = AutoModelForCausalLM.from_pretrained(gguf.parent, gguf_file=gguf.name)
     tokenizer = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
+    tmp = None
     try:
         # the dequantized weights are plain tensors; drop the marker that blocks saving
         model.hf_quantizer = None
@@ -142,8 +144,10 @@ def _load_gguf(gguf: Path) -> tuple[Any, Any]:
         model.save_pretrained(tmp)
         tokenizer.save_pretrained(tmp)
         os.replace(tmp, cached)  # atomic: a concurrent loader never sees half a cache
-    except OSError:
-        shutil.rmtree(tmp, ignore_errors=True)
+    except Exception as exc:  # no cache (read-only disk, full disk): slower next time, not fatal
+        warnings.warn(f"could not cache the dequantized model in {cached}: {exc}", stacklevel=3)
+        if tmp is not None:
+            shutil.rmtree(tmp, ignore_errors=True)
     return model, tokenizer
 
 

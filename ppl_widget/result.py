@@ -244,8 +244,9 @@ class ScoreResult:
         tok = data["tokens"]
         top_k = int(data.get("settings", {}).get("top_k", 0))
         arrays = {k: np.asarray(tok[k]) for k in TOKEN_ARRAYS}
+        n = len(arrays["token_ids"])
         for k, cols in (("offsets", 2), ("units", 3), ("topk_ids", top_k), ("topk_probs", top_k)):
-            arrays[k] = arrays[k].reshape(-1, cols)
+            arrays[k] = arrays[k].reshape(n, cols)
         return cls(
             text=data["text"], **arrays,
             vocab={int(k): v for k, v in data.get("vocab", {}).items()},

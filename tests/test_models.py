@@ -65,3 +65,28 @@ def test_bad_device_and_dtype(tiny_gpt2):
         load_model((tiny_gpt2.model, tiny_gpt2.tokenizer), dtype="float8")
     with pytest.raises(TypeError, match="model must be"):
         load_model(42)
+
+
+def test_a_cache_that_cannot_be_written_warns_and_still_loads(tmp_path, monkeypatch):
+    """The GGUF path: a read-only cache costs the next load time, never this load."""
+    from ppl_widget import models
+
+    gguf = tmp_path / "m.gguf"
+    gguf.write_bytes(b"not really a gguf")
+    monkeypatch.setenv("PPL_WIDGET_CACHE", str(tmp_path / "cache"))
+
+    class Saved:
+        def __init__(self):
+            self.config = type("C", (), {})()
+
+        def save_pretrained(self, path):
+            raise OSError("read-only file system")
+
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    monkeypatch.setattr(AutoModelForCausalLM, "from_pretrained", lambda *a, **k: Saved())
+    monkeypatch.setattr(AutoTokenizer, "from_pretrained", lambda *a, **k: Saved())
+    with pytest.warns(UserWarning, match="could not cache"):
+        model, tokenizer = models._load_gguf(gguf)
+    assert isinstance(model, Saved)
+    assert not any((tmp_path / "cache" / "models").glob(".tmp-*"))

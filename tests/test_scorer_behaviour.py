@@ -190,8 +190,9 @@ def test_metrics_over_prefix_and_span(tiny_gpt2):
         res.metrics(span=(5, 2))
 
 
-def test_result_json_round_trip(tiny_gpt2, tmp_path):
-    res = score(AWKWARD["emoji"], tiny_gpt2, max_length=8, stride=4, add_eos=True)
+@pytest.mark.parametrize("top_k", [0, 3])
+def test_result_json_round_trip(tiny_gpt2, tmp_path, top_k):
+    res = score(AWKWARD["emoji"], tiny_gpt2, max_length=8, stride=4, add_eos=True, top_k=top_k)
     path = tmp_path / "r.json"
     res.to_json(str(path))
     import json
