@@ -32,3 +32,14 @@ test("units triple order is words, chars, bytes", () => {
   const units = P.CHUNK_FIELDS.find((f) => f[0] === "units");
   assert.equal(units[2], 3);
 });
+
+const METRICS_PY = new URL("../../ppl_widget/metrics.py", import.meta.url);
+
+test("METRIC_KEYS mirrors ppl_widget/metrics.py", { skip: !existsSync(METRICS_PY) && "metrics.py not found" }, () => {
+  const py = readFileSync(METRICS_PY, "utf8");
+  const block = /METRIC_KEYS\s*=\s*\(([\s\S]*?)\n\)/.exec(py);
+  assert.ok(block, "found METRIC_KEYS");
+  const keys = [...block[1].matchAll(/"(\w+)"/g)].map((m) => m[1]);
+  assert.ok(keys.length >= 13);
+  assert.deepEqual([...P.METRIC_KEYS], keys);
+});
