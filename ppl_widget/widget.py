@@ -60,7 +60,8 @@ class PerplexityWidget(anywidget.AnyWidget):
     starts at once in a background thread; the kernel stays free.  Use
     ``.result`` for the ``ScoreResult`` (``partial`` until scoring ends),
     ``.cancel()`` to stop, ``.wait()`` to block until done.  Changing
-    ``max_length``, ``stride`` or ``prefix`` (here or in the widget) re-scores.
+    ``max_length``, ``stride`` or ``prefix`` (here or in the widget), or ``text``,
+    re-scores.
     """
 
     _esm = _bundle("widget.js")
@@ -93,7 +94,7 @@ class PerplexityWidget(anywidget.AnyWidget):
         self._lm: LoadedModel | None = model if isinstance(model, LoadedModel) else None
         self._options = {"add_eos": add_eos, "top_k": top_k, "batch_size": batch_size,
                          "words": words}
-        self._units = TextUnits.of(text)
+        self._units = TextUnits.of(text)  # UTF-16 offsets for the front end; redone per run
         self._lock = threading.RLock()
         self._cancel = threading.Event()
         self._thread: threading.Thread | None = None
@@ -108,6 +109,7 @@ class PerplexityWidget(anywidget.AnyWidget):
         self._collecting_control_edits = self._controls_edited = False
         self.on_msg(self._on_front_end_message)
         self.observe(self._on_setting_change, names=["max_length", "stride", "prefix"])
+        self.observe(lambda _change: self.start(), names=["text"])  # a new text is scored anew
         if autostart:
             self.start()
 
@@ -128,6 +130,7 @@ class PerplexityWidget(anywidget.AnyWidget):
         self.wait(raise_error=False)
         with self._lock:
             self._run_id += 1
+            self._units = TextUnits.of(self.text)
             self._cancel = threading.Event()
             self._chunks, self._vocab, self._last = [], {}, None
             self.exception = None

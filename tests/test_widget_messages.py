@@ -177,3 +177,16 @@ def test_rescore_from_python_starts_exactly_one_run(tiny_gpt2, sent):
     assert res.settings["prefix"] is None and res.is_eos[-1]
     with pytest.raises(TypeError, match="unknown settings"):
         w.rescore(temperature=2)
+
+
+def test_a_new_text_is_scored_anew(tiny_gpt2, sent):
+    w = PerplexityWidget("First text 🙂.", tiny_gpt2, max_length=16, stride=8)
+    w.wait()
+    w.text = "Second text, longer, with émoji 🙂🙂 and more words."
+    res = w.wait()
+    assert res.text == w.text and w.result_data["run_id"] == 2
+    chunk, buffers = [(c, b) for c, b in sent if c["type"] == P.MSG_CHUNK][-1]
+    got = decode(chunk, buffers, 5)
+    utf16 = w.text.encode("utf-16-le")
+    assert utf16[2 * got["start16"][-1]:2 * got["end16"][-1]].decode("utf-16-le") == \
+        res.tokens[-1]
