@@ -41,7 +41,7 @@ def _json_safe(metrics: dict) -> dict:
             for k, v in metrics.items()}
 
 
-def encode_chunk(chunk: dict[str, np.ndarray], units: TextUnits, top_k: int) -> list[bytes]:
+def encode_chunk(chunk: dict[str, np.ndarray], units: TextUnits) -> list[bytes]:
     """The chunk's arrays as little-endian buffers in ``protocol.CHUNK_FIELDS`` order."""
     start16 = units.to_utf16(chunk["offsets"][:, 0])
     end16 = units.to_utf16(chunk["offsets"][:, 1])
@@ -94,7 +94,7 @@ class PerplexityWidget(anywidget.AnyWidget):
         self._lm: LoadedModel | None = model if isinstance(model, LoadedModel) else None
         self._options = {"add_eos": add_eos, "top_k": top_k, "batch_size": batch_size,
                          "words": words}
-        self._units = TextUnits.of(text)  # UTF-16 offsets for the front end; redone per run
+        self._units: TextUnits | None = None  # UTF-16 offsets of the text being scored
         self._lock = threading.RLock()
         self._cancel = threading.Event()
         self._thread: threading.Thread | None = None
@@ -104,6 +104,7 @@ class PerplexityWidget(anywidget.AnyWidget):
         self._last: ScoreProgress | None = None
         self._top_k = 0
         self._total = 0
+        self._done_msg: dict | None = None  # the run's final message, kept for replays
         self.exception: BaseException | None = None
         self._run_settings: tuple | None = None  # (max_length, stride, prefix) being scored
         self._collecting_control_edits = self._controls_edited = False
@@ -132,7 +133,7 @@ class PerplexityWidget(anywidget.AnyWidget):
             self._run_id += 1
             self._units = TextUnits.of(self.text)
             self._cancel = threading.Event()
-            self._chunks, self._vocab, self._last = [], {}, None
+            self._chunks, self._vocab, self._last, self._done_msg = [], {}, None, None
             self.exception = None
             self.error = ""
             self.result_data = None
@@ -200,7 +201,7 @@ class PerplexityWidget(anywidget.AnyWidget):
                     if len(item.chunk["token_ids"]):
                         self._chunks.append(item.chunk)
                         self._vocab.update(item.new_vocab)
-                self._send_chunk(run_id, item)
+                self._send_chunk(run_id, item.start, item.chunk, item.new_vocab, item)
             self._finish(run_id, "cancelled" if self._last.cancelled else "done")
         except Exception as exc:  # shown in the widget, logged, and re-raised by wait()
             self.exception = exc
@@ -225,23 +226,21 @@ class PerplexityWidget(anywidget.AnyWidget):
         self._run_settings = (settings["max_length"], settings["stride"], self.prefix)
         with self.hold_trait_notifications():
             self.max_length, self.stride = settings["max_length"], settings["stride"]
-        self._send_msg(run_id, {"type": P.MSG_RESET, "total_tokens": item.total,
-                            "top_k": self._top_k})
+        self._send_reset(run_id)
 
-    def _progress(self, item: ScoreProgress | None) -> dict:
-        if item is None:
-            return {"done": 0, "total": self._total, "tokens_per_s": None, "eta_s": None,
-                    "elapsed_s": 0.0}
-        return _json_safe({"done": item.done, "total": item.total,
-                           "tokens_per_s": item.tokens_per_s, "eta_s": item.eta_s,
-                           "elapsed_s": item.elapsed_s})
+    def _send_reset(self, run_id: int) -> None:
+        self._send_msg(run_id, {"type": P.MSG_RESET, "total_tokens": self._total,
+                                "top_k": self._top_k})
 
-    def _send_chunk(self, run_id: int, item: ScoreProgress) -> None:
-        n = len(item.chunk["token_ids"])
-        content = {"type": P.MSG_CHUNK, "start": item.start, "count": n, "top_k": self._top_k,
-                   "vocab": {str(k): v for k, v in item.new_vocab.items()},
-                   "progress": self._progress(item)}
-        self._send_msg(run_id, content, encode_chunk(item.chunk, self._units, self._top_k))
+    def _send_chunk(self, run_id: int, start: int, arrays: dict[str, np.ndarray],
+                    vocab: dict[int, str], item: ScoreProgress) -> None:
+        progress = _json_safe({"done": item.done, "total": item.total,
+                               "tokens_per_s": item.tokens_per_s, "eta_s": item.eta_s,
+                               "elapsed_s": item.elapsed_s})
+        content = {"type": P.MSG_CHUNK, "start": start, "count": len(arrays["token_ids"]),
+                   "top_k": self._top_k, "vocab": {str(k): v for k, v in vocab.items()},
+                   "progress": progress}
+        self._send_msg(run_id, content, encode_chunk(arrays, self._units))
 
     def _all_scored(self) -> dict[str, np.ndarray] | None:
         if not self._chunks:
@@ -265,11 +264,11 @@ class PerplexityWidget(anywidget.AnyWidget):
             if data is not None:
                 payload["count"] = len(data["token_ids"])
                 for (name, _dtype, _n), buf in zip(P.CHUNK_FIELDS,
-                                                   encode_chunk(data, self._units, self._top_k),
-                                                   strict=True):
+                                                   encode_chunk(data, self._units), strict=True):
                     payload[name] = buf
             self.result_data = payload
-        self._send_msg(run_id, {"type": P.MSG_DONE, "partial": partial, "metrics": metrics})
+            self._done_msg = {"type": P.MSG_DONE, "partial": partial, "metrics": metrics}
+        self._send_msg(run_id, self._done_msg)
         self.status = status
 
     # ---- front end -------------------------------------------------------
@@ -286,19 +285,12 @@ class PerplexityWidget(anywidget.AnyWidget):
             run_id = self._run_id
             if self._last is None:
                 return
-            self._send_msg(run_id, {"type": P.MSG_RESET, "total_tokens": self._total,
-                                "top_k": self._top_k})
+            self._send_reset(run_id)
             data = self._all_scored()
             if data is not None:
-                content = {"type": P.MSG_CHUNK, "start": 0, "count": len(data["token_ids"]),
-                           "top_k": self._top_k,
-                           "vocab": {str(k): v for k, v in self._vocab.items()},
-                           "progress": self._progress(self._last)}
-                self._send_msg(run_id, content, encode_chunk(data, self._units, self._top_k))
-            if self.status in ("done", "cancelled", "error"):
-                res = self._last.result
-                self._send_msg(run_id, {"type": P.MSG_DONE, "partial": res.partial,
-                                    "metrics": _json_safe(res.metrics())})
+                self._send_chunk(run_id, 0, data, self._vocab, self._last)
+            if self._done_msg is not None:
+                self._send_msg(run_id, self._done_msg)
 
     def set_state(self, sync_data: dict) -> None:
         # The front end's form changes max_length, stride and prefix in one update;
