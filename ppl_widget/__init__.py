@@ -9,22 +9,22 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-from .metrics import convert_perplexity, unigram_normalized_perplexity
-from .result import ScoreResult
-from .windows import Window, plan_windows
+from .core.metrics import convert_perplexity, unigram_normalized_perplexity
+from .core.result import ScoreResult
+from .core.windows import Window, plan_windows
 
 __version__ = "0.1.0"
 
 # name -> module that defines it, imported on first use
 _LAZY = {
-    "load_model": "models",
-    "LoadedModel": "models",
-    "ModelLoadError": "models",
-    "score": "scorer",
-    "stream": "scorer",
-    "ScoreProgress": "scorer",
-    "ScoringError": "scorer",
-    "PerplexityWidget": "widget",
+    "load_model": "scoring.models",
+    "LoadedModel": "scoring.models",
+    "ModelLoadError": "scoring.models",
+    "score": "scoring.scorer",
+    "stream": "scoring.scorer",
+    "ScoreProgress": "scoring.scorer",
+    "ScoringError": "scoring.scorer",
+    "PerplexityWidget": "views.widget",
 }
 
 __all__ = [

@@ -7,7 +7,7 @@ import math
 import sys
 from typing import TextIO
 
-from .metrics import METRIC_KEYS
+from .core.metrics import METRIC_KEYS
 
 
 def _progress_bar(done: int, total: int, rate: float, eta: float, width: int = 30) -> str:
@@ -68,8 +68,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def run_score(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    from .models import load_model
-    from .scorer import ScoringError, stream
+    from .scoring.models import load_model
+    from .scoring.scorer import ScoringError, stream
 
     text = _read_text(args.file)
     err.write("loading model...\n")

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from ppl_widget import convert_perplexity, unigram_normalized_perplexity
-from ppl_widget.metrics import summarize
+from ppl_widget.core.metrics import summarize
 
 
 def test_summarize_by_hand():

@@ -13,7 +13,7 @@ from ppl_widget import ModelLoadError, load_model  # noqa: E402
 
 
 def test_importing_the_package_loads_no_heavy_modules():
-    code = ("import sys, ppl_widget; from ppl_widget import windows, metrics, text_units, result;"
+    code = ("import sys, ppl_widget; from ppl_widget.core import windows, metrics, text_units, result;"
             "heavy = {'torch', 'transformers', 'ipywidgets', 'anywidget'} & set(sys.modules);"
             "print(sorted(heavy)); sys.exit(1 if heavy else 0)")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
@@ -69,7 +69,7 @@ def test_bad_device_and_dtype(tiny_gpt2):
 
 def test_a_cache_that_cannot_be_written_warns_and_still_loads(tmp_path, monkeypatch):
     """The GGUF path: a read-only cache costs the next load time, never this load."""
-    from ppl_widget import models
+    from ppl_widget.scoring import models
 
     gguf = tmp_path / "m.gguf"
     gguf.write_bytes(b"not really a gguf")
@@ -95,7 +95,7 @@ def test_a_cache_that_cannot_be_written_warns_and_still_loads(tmp_path, monkeypa
 def test_missing_default_model_package_names_the_install_command(monkeypatch):
     import importlib.util
 
-    from ppl_widget import models
+    from ppl_widget.scoring import models
 
     real = importlib.util.find_spec
     monkeypatch.setattr(importlib.util, "find_spec",

@@ -12,7 +12,7 @@ pytest.importorskip("torch")
 from conftest import LONG_TEXT  # noqa: E402
 
 from ppl_widget import ScoringError, score, stream  # noqa: E402
-from ppl_widget.result import TOKEN_ARRAYS, ScoreResult  # noqa: E402
+from ppl_widget.core.result import TOKEN_ARRAYS, ScoreResult  # noqa: E402
 
 
 def assert_same_result(a: ScoreResult, b: ScoreResult):
@@ -61,7 +61,7 @@ def test_cancel_callable(tiny_lm):
 
 
 def test_error_mid_run_keeps_partial_result(tiny_lm, monkeypatch):
-    from ppl_widget import scorer
+    from ppl_widget.scoring import scorer
 
     calls = {"n": 0}
     real = scorer._Forward.score_batch
@@ -80,7 +80,7 @@ def test_error_mid_run_keeps_partial_result(tiny_lm, monkeypatch):
 
 
 def test_out_of_memory_halves_the_batch_and_loses_nothing(tiny_lm, monkeypatch):
-    from ppl_widget import scorer
+    from ppl_widget.scoring import scorer
 
     real = scorer._Forward.score_batch
     sizes = []

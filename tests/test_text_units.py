@@ -7,7 +7,7 @@ import re
 import numpy as np
 import pytest
 
-from ppl_widget.text_units import TextUnits, partition_offsets, word_starts
+from ppl_widget.core.text_units import TextUnits, partition_offsets, word_starts
 
 
 def test_partition_repairs_overlap_gap_and_tail():

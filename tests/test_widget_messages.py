@@ -13,9 +13,9 @@ pytest.importorskip("anywidget")
 
 from conftest import LONG_TEXT  # noqa: E402
 
-from ppl_widget import protocol as P  # noqa: E402
 from ppl_widget import score  # noqa: E402
-from ppl_widget.widget import PerplexityWidget  # noqa: E402
+from ppl_widget.views import protocol as P  # noqa: E402
+from ppl_widget.views.widget import PerplexityWidget  # noqa: E402
 
 
 @pytest.fixture
@@ -90,7 +90,7 @@ def test_replay_resends_everything_for_a_late_view(tiny_gpt2, sent):
 
 @pytest.fixture
 def slow_batches(monkeypatch):
-    from ppl_widget import scorer
+    from ppl_widget.scoring import scorer
 
     real = scorer._Forward.score_batch
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from ppl_widget.windows import Window, plan_windows
+from ppl_widget.core.windows import Window, plan_windows
 
 
 def lm_eval_rolling_windows(token_list, prefix_token, max_seq_len, context_len=1):

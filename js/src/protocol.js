@@ -1,4 +1,4 @@
-// Mirror of ppl_widget/protocol.py: change both together.
+// Mirror of ppl_widget/views/protocol.py: change both together.
 // test/protocol.test.js parses the Python file and fails when they drift.
 
 export const MSG_RESET = "reset";

@@ -1,12 +1,12 @@
 import assert from "node:assert/strict";
-import { existsSync, readFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import test from "node:test";
 
 import * as P from "../src/protocol.js";
 
-const PY = new URL("../../ppl_widget/protocol.py", import.meta.url);
+const PY = new URL("../../ppl_widget/views/protocol.py", import.meta.url);
 
-test("protocol.js mirrors ppl_widget/protocol.py", { skip: !existsSync(PY) && "protocol.py not found" }, () => {
+test("protocol.js mirrors ppl_widget/protocol.py", () => {
   const py = readFileSync(PY, "utf8");
   // MSG_* = "..."
   const msgs = {};
@@ -33,9 +33,9 @@ test("units triple order is words, chars, bytes", () => {
   assert.equal(units[2], 3);
 });
 
-const METRICS_PY = new URL("../../ppl_widget/metrics.py", import.meta.url);
+const METRICS_PY = new URL("../../ppl_widget/core/metrics.py", import.meta.url);
 
-test("METRIC_KEYS mirrors ppl_widget/metrics.py", { skip: !existsSync(METRICS_PY) && "metrics.py not found" }, () => {
+test("METRIC_KEYS mirrors ppl_widget/metrics.py", () => {
   const py = readFileSync(METRICS_PY, "utf8");
   const block = /METRIC_KEYS\s*=\s*\(([\s\S]*?)\n\)/.exec(py);
   assert.ok(block, "found METRIC_KEYS");

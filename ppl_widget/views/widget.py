@@ -12,16 +12,16 @@ import anywidget
 import numpy as np
 import traitlets
 
+from ..core.result import ScoreResult
+from ..core.text_units import TextUnits, WordSpec
+from ..core.windows import check_window_params
+from ..scoring.models import LoadedModel
+from ..scoring.scorer import ScoreProgress, ScoringError, _as_loaded, stream
 from . import protocol as P
-from .models import LoadedModel
-from .result import ScoreResult
-from .scorer import ScoreProgress, ScoringError, _as_loaded, stream
-from .text_units import TextUnits, WordSpec
-from .windows import check_window_params
 
 log = logging.getLogger(__name__)
 
-_STATIC = pathlib.Path(__file__).parent / "static"
+_STATIC = pathlib.Path(__file__).parents[1] / "static"
 
 
 def _bundle(name: str) -> pathlib.Path:

@@ -16,10 +16,10 @@ from typing import Any
 
 import numpy as np
 
+from ..core.result import TOKEN_ARRAYS, ScoreResult, empty_token_arrays
+from ..core.text_units import TextUnits, WordSpec, partition_offsets
+from ..core.windows import Window, check_window_params, plan_windows
 from .models import LoadedModel, load_model
-from .result import TOKEN_ARRAYS, ScoreResult, empty_token_arrays
-from .text_units import TextUnits, WordSpec, partition_offsets
-from .windows import Window, check_window_params, plan_windows
 
 #: Most fp32 logits (rows x vocabulary) alive at once: 64 Mi floats = 256 MiB.
 MAX_LOGIT_ELEMENTS = 1 << 26
