@@ -23,6 +23,10 @@ from .models import LoadedModel, load_model
 
 #: Most fp32 logits (rows x vocabulary) alive at once: 64 Mi floats = 256 MiB.
 MAX_LOGIT_ELEMENTS = 1 << 26
+#: The same on a GPU: 512 MiB, fewer and larger head products.
+MAX_LOGIT_ELEMENTS_CUDA = 1 << 27
+#: Input positions per GPU batch at most: enough to saturate a large GPU.
+MAX_BATCH_POSITIONS = 1 << 15
 
 # Config attributes of models whose logits are transformed after the LM head
 # (soft-capping, scaling); those are scored through the model's own forward.
@@ -139,7 +143,13 @@ def _is_cancelled(cancel: CancelFlag) -> bool:
 
 
 class _Forward:
-    """Model calls that pass only target positions through the LM head."""
+    """Model calls that pass only target positions through the LM head.
+
+    ``submit`` enqueues a batch's device work and returns a function that waits for it;
+    ``score_batch`` does both.  On a CUDA GPU the head returns fp32 logits directly and
+    one Triton pass per row gives the statistics (``gpu_stats``); elsewhere one fused
+    torch softmax pass does.
+    """
 
     def __init__(self, lm: LoadedModel, top_k: int):
         self.lm = lm
@@ -151,80 +161,151 @@ class _Forward:
         post_head = any(getattr(cfg, a, None) not in (None, 1, 1.0) for a in _POST_HEAD_ATTRS)
         self.base = None if (base is None or base is model or post_head) else base
         self.vocab_size = self.head.weight.shape[0]
+        self.cuda = getattr(lm.device, "type", None) == "cuda"
+        self.max_logits = MAX_LOGIT_ELEMENTS_CUDA if self.cuda else MAX_LOGIT_ELEMENTS
+        self.fused = False
+        self.head_fp32 = None
+        if self.cuda:
+            from . import gpu_stats
+
+            self.fused = gpu_stats.fused_available(lm.device.index or 0)
+            self.head_fp32 = gpu_stats.head_fp32(self.head) if self.base is not None else None
 
     def target_logits(self, inputs: Any, n_targets: list[int]) -> Iterator[Any]:
         """Yield fp32 logits for the target rows, a bounded slab at a time."""
-        import torch
-
-        rows_per_slab = max(1, MAX_LOGIT_ELEMENTS // self.vocab_size)
+        rows_per_slab = max(1, self.max_logits // self.vocab_size)
         if self.base is not None:
             hidden = self.base(input_ids=inputs, use_cache=False).last_hidden_state
-            rows = torch.cat([hidden[b, hidden.shape[1] - k:] for b, k in enumerate(n_targets)])
+            rows = _last_rows(hidden, n_targets)
+            head = self.head_fp32 or (lambda r: self.head(r).float())
             for i in range(0, rows.shape[0], rows_per_slab):
-                yield self.head(rows[i:i + rows_per_slab]).float()
+                yield head(rows[i:i + rows_per_slab])
         else:  # the model's own forward, keeping only the last positions' logits
             keep = max(n_targets)
             logits = self.lm.model(input_ids=inputs, use_cache=False, logits_to_keep=keep).logits
-            rows = torch.cat([logits[b, keep - k:] for b, k in enumerate(n_targets)])
+            rows = _last_rows(logits, n_targets)
             for i in range(0, rows.shape[0], rows_per_slab):
                 yield rows[i:i + rows_per_slab].float()
 
-    def score_batch(self, sequence: Any, batch: list[Window]) -> dict[str, np.ndarray]:
+    def slab_stats(self, logits: Any, tgt: Any) -> dict[str, Any]:
+        """Statistics of one slab of fp32 logits (modified in place), on its device."""
+        import torch
+
+        if self.fused:
+            from . import gpu_stats
+
+            return gpu_stats.slab_stats(logits, tgt, self.top_k)
+        out: dict[str, Any] = {}
+        # Shift in place so the max logit is 0: then log Z = -log(max prob) and the
+        # entropy below adds two non-negative terms, with no cancellation in fp32.
+        logits -= logits.amax(dim=-1, keepdim=True)
+        # one fused softmax pass serves everything (~2x faster on CPU than
+        # log_softmax followed by exp)
+        probs = torch.softmax(logits, dim=-1)
+        log_z = -probs.amax(dim=-1).log()
+        tgt_logit = logits.gather(1, tgt[:, None])[:, 0]
+        out["surprisal"] = log_z - tgt_logit
+        # entropy = log Z - E_p[logit] = log Z + E_p[|logit|]
+        out["entropy"] = log_z - torch.einsum("rv,rv->r", probs, logits)
+        # float sum of the comparison is ~40% faster than summing bools
+        greater = (logits > tgt_logit[:, None]).to(torch.float32).sum(dim=-1)
+        out["rank"] = greater.to(torch.int64) + 1
+        if self.top_k:
+            top_p, top_idx = probs.topk(self.top_k, dim=-1)
+            out["topk_ids"] = top_idx
+            out["topk_probs"] = top_p
+        return out
+
+    def submit(self, sequence: Any, batch: list[Window]) -> Callable[[], dict[str, np.ndarray]]:
+        """Enqueue one batch; the returned function waits for it and gives its arrays.
+
+        On a GPU nothing here waits for the device: results are copied to pinned host
+        memory asynchronously, so the host can finish the previous batch meanwhile."""
         import torch
 
         inputs = torch.stack([sequence[w.input_start:w.input_end] for w in batch])
         targets = torch.cat([sequence[w.target_start:w.target_end] for w in batch])
         n_targets = [w.n_targets for w in batch]
-        out: dict[str, list] = {k: [] for k in ("surprisal", "entropy", "rank", "topk_ids",
-                                               "topk_probs")}
+        parts: dict[str, list] = {}
         row = 0
         for logits in self.target_logits(inputs, n_targets):
             n = logits.shape[0]
-            tgt = targets[row:row + n]
+            for key, value in self.slab_stats(logits, targets[row:row + n]).items():
+                parts.setdefault(key, []).append(value)
             row += n
-            # Shift in place so the max logit is 0: then log Z = -log(max prob) and the
-            # entropy below adds two non-negative terms, with no cancellation in fp32.
-            logits -= logits.amax(dim=-1, keepdim=True)
-            # one fused softmax pass serves everything (~2x faster on CPU than
-            # log_softmax followed by exp)
-            probs = torch.softmax(logits, dim=-1)
-            log_z = -probs.amax(dim=-1).log()
-            tgt_logit = logits.gather(1, tgt[:, None])[:, 0]
-            out["surprisal"].append(log_z - tgt_logit)
-            # entropy = log Z - E_p[logit] = log Z + E_p[|logit|]
-            out["entropy"].append(log_z - torch.einsum("rv,rv->r", probs, logits))
-            # float sum of the comparison is ~40% faster than summing bools
-            greater = (logits > tgt_logit[:, None]).to(torch.float32).sum(dim=-1)
-            out["rank"].append(greater.to(torch.int64) + 1)
-            if self.top_k:
-                top_p, top_idx = probs.topk(self.top_k, dim=-1)
-                out["topk_ids"].append(top_idx)
-                out["topk_probs"].append(top_p)
-            del probs
-        arrays = {k: torch.cat(v).cpu().numpy() if v else None for k, v in out.items()}
+            del logits
+        device_arrays = {k: torch.cat(v) if len(v) > 1 else v[0] for k, v in parts.items()}
+        ready = _copy_to_host(device_arrays, self.cuda)
         n = len(targets)
-        if not self.top_k:
-            arrays["topk_ids"] = np.zeros((n, 0), np.int64)
-            arrays["topk_probs"] = np.zeros((n, 0), np.float64)
-        arrays["context_length"] = np.concatenate([np.asarray(w.context_lengths()) for w in batch])
-        return arrays
+        top_k = self.top_k
+        contexts = np.concatenate([np.asarray(w.context_lengths()) for w in batch])
+
+        def finish() -> dict[str, np.ndarray]:
+            arrays = {k: v.numpy() for k, v in ready().items()}
+            if not top_k:
+                arrays["topk_ids"] = np.zeros((n, 0), np.int64)
+                arrays["topk_probs"] = np.zeros((n, 0), np.float64)
+            arrays["context_length"] = contexts
+            return arrays
+
+        return finish
+
+    def score_batch(self, sequence: Any, batch: list[Window]) -> dict[str, np.ndarray]:
+        return self.submit(sequence, batch)()
+
+
+def _last_rows(states: Any, n_targets: list[int]) -> Any:
+    """The last ``n_targets[b]`` positions of each row ``b``, stacked."""
+    import torch
+
+    k = n_targets[0]
+    if all(n == k for n in n_targets):  # the usual batch: one strided view, no concatenation
+        return states[:, states.shape[1] - k:].reshape(-1, states.shape[-1])
+    return torch.cat([states[b, states.shape[1] - n:] for b, n in enumerate(n_targets)])
+
+
+def _copy_to_host(tensors: dict[str, Any], cuda: bool) -> Callable[[], dict[str, Any]]:
+    """Start copying device tensors to the host; the returned function waits for them.
+    On CUDA: pinned buffers, non-blocking copies and one event (one wait per batch)."""
+    import torch
+
+    if not cuda:
+        host = {k: v.cpu() for k, v in tensors.items()}
+        return lambda: host
+    host = {k: torch.empty(v.shape, dtype=v.dtype, pin_memory=True) for k, v in tensors.items()}
+    for k, v in tensors.items():
+        host[k].copy_(v, non_blocking=True)
+    done = torch.cuda.Event()
+    done.record()
+
+    def wait() -> dict[str, Any]:
+        done.synchronize()
+        return host
+
+    return wait
 
 
 def auto_batch_size(lm: LoadedModel, max_length: int) -> int:
     """Windows per batch.  On a CPU one window already fills the cores, and
-    smaller batches stream sooner; on a GPU, fit ~40% of free memory."""
+    smaller batches stream sooner.  On a GPU: what ~40% of free memory holds,
+    at most ``MAX_BATCH_POSITIONS`` input positions (more does not run faster,
+    and smaller batches stream sooner)."""
     if lm.device.type != "cuda":
         return 1
     import torch
 
     cfg = lm.model.config
     hidden = getattr(cfg, "hidden_size", None) or getattr(cfg, "n_embd", 1024)
-    inter = getattr(cfg, "intermediate_size", None) or 4 * hidden
+    inter = getattr(cfg, "intermediate_size", None) or getattr(cfg, "n_inner", None) or 4 * hidden
     heads = getattr(cfg, "num_attention_heads", None) or getattr(cfg, "n_head", 16)
     elem = torch.finfo(lm.dtype).bits // 8
-    per_window = max_length * (3 * inter + 8 * hidden) * elem + heads * max_length**2 * 4
+    per_window = max_length * (3 * inter + 8 * hidden) * elem
+    if getattr(cfg, "_attn_implementation", "eager") in (None, "eager"):
+        per_window += heads * max_length**2 * 4  # eager attention materialises the scores
     free, _ = torch.cuda.mem_get_info(lm.device)
-    return int(max(1, min(64, 0.4 * free // per_window)))
+    budget = 0.4 * free - 3 * 4 * MAX_LOGIT_ELEMENTS_CUDA  # logit slab, top-k and stats
+    cap = max(1, MAX_BATCH_POSITIONS // max_length)
+    return int(max(1, min(cap, budget // per_window)))
 
 
 def _is_oom(exc: BaseException) -> bool:
@@ -304,24 +385,45 @@ def _run(prep: Prepared, windows: list[Window], forward: _Forward, lm: LoadedMod
         return build
 
     sequence = torch.as_tensor(prep.sequence, device=lm.device)
+    # On a GPU, batch i+1 is enqueued before batch i's results are turned into arrays
+    # and yielded: the host work (and the consumer's) overlaps the device's.
+    depth = 2 if (lm.device.type == "cuda" and hasattr(forward, "submit")) else 1
+    in_flight: deque[tuple[list[Window], Callable[[], dict[str, np.ndarray]]]] = deque()
+
+    def failed(exc: BaseException) -> ScoringError:
+        return ScoringError(f"scoring failed after {done} of {total} tokens: "
+                            f"{type(exc).__name__}: {exc}",
+                            snapshot(len(parts), done, time.perf_counter() - t0)())
+
     i = 0
-    while i < len(windows):
-        if _is_cancelled(cancel):
-            cancelled = True
-            break
-        batch = windows[i:i + batch_size]
+    while i < len(windows) or in_flight:
+        if i < len(windows) and len(in_flight) < depth:
+            if _is_cancelled(cancel):
+                cancelled = True  # what is still in flight is dropped: a stop within one batch
+                break
+            batch = windows[i:i + batch_size]
+            try:
+                with torch.inference_mode():
+                    if depth > 1:
+                        pending = forward.submit(sequence, batch)
+                    else:
+                        arrays = forward.score_batch(sequence, batch)
+                        pending = (lambda a: lambda: a)(arrays)
+            except Exception as exc:
+                if _is_oom(exc) and batch_size > 1:
+                    batch_size = max(1, batch_size // 2)  # retry the same windows, smaller
+                    if lm.device.type == "cuda":
+                        torch.cuda.empty_cache()
+                    continue
+                raise failed(exc) from exc
+            in_flight.append((batch, pending))
+            i += len(batch)
+            continue
+        batch, pending = in_flight.popleft()
         try:
-            with torch.inference_mode():
-                arrays = forward.score_batch(sequence, batch)
-        except Exception as exc:
-            if _is_oom(exc) and batch_size > 1:
-                batch_size = max(1, batch_size // 2)  # retry the same windows, smaller
-                if lm.device.type == "cuda":
-                    torch.cuda.empty_cache()
-                continue
-            raise ScoringError(f"scoring failed after {done} of {total} tokens: "
-                               f"{type(exc).__name__}: {exc}",
-                               snapshot(len(parts), done, time.perf_counter() - t0)()) from exc
+            arrays = pending()
+        except Exception as exc:  # an asynchronous device error surfaces here
+            raise failed(exc) from exc
         start, stop = batch[0].target_start - 1, batch[-1].target_end - 1
         arrays.update(token_ids=prep.target_ids[start:stop],
                       offsets=prep.target_offsets[start:stop],
@@ -333,7 +435,6 @@ def _run(prep: Prepared, windows: list[Window], forward: _Forward, lm: LoadedMod
         vocab.update(new_vocab)
         parts.append(arrays)
         done = stop
-        i += len(batch)
         elapsed = time.perf_counter() - t0
         yield ScoreProgress(start=start, chunk=arrays, new_vocab=new_vocab, done=done,
                             total=total, elapsed_s=elapsed, finished=done == total,
