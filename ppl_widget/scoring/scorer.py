@@ -387,7 +387,7 @@ def _run(prep: Prepared, windows: list[Window], forward: _Forward, lm: LoadedMod
     sequence = torch.as_tensor(prep.sequence, device=lm.device)
     # On a GPU, batch i+1 is enqueued before batch i's results are turned into arrays
     # and yielded: the host work (and the consumer's) overlaps the device's.
-    depth = 2 if (lm.device.type == "cuda" and hasattr(forward, "submit")) else 1
+    depth = _pipeline_depth(lm, forward)
     in_flight: deque[tuple[list[Window], Callable[[], dict[str, np.ndarray]]]] = deque()
 
     def failed(exc: BaseException) -> ScoringError:
@@ -445,6 +445,11 @@ def _run(prep: Prepared, windows: list[Window], forward: _Forward, lm: LoadedMod
         yield ScoreProgress(start=done, chunk=empty_token_arrays(forward.top_k), new_vocab={},
                             done=done, total=total, elapsed_s=elapsed, finished=done == total,
                             cancelled=cancelled, _build=snapshot(len(parts), done, elapsed))
+
+
+def _pipeline_depth(lm: LoadedModel, forward: Any) -> int:
+    """Batches in flight: 2 on a GPU (host work overlaps device work), else 1."""
+    return 2 if (lm.device.type == "cuda" and hasattr(forward, "submit")) else 1
 
 
 def _decode_each(tokenizer: Any, ids: list[int]) -> dict[int, str]:

@@ -1,0 +1,468 @@
+"""GPU benchmark: ppl_widget against the transformers guide loop and lm-evaluation-harness.
+
+Side by side in one run, on the same model object and the same text:
+  (a) guide    the strided loop of the transformers perplexity guide (one window a call);
+  (b) lm-eval  lm-evaluation-harness's ``HFLM.loglikelihood_rolling`` with ``pretrained=``
+               the loaded model (stride == max_length only: its windows are disjoint);
+               where lm_eval is not installed, a faithful batched reimplementation of it,
+               labelled "lm-eval*";
+  (c) score    ``ppl_widget.score``;
+  (d) stream   ``PerplexityWidget`` scoring in its background thread and sending every
+               chunk message (binary buffers, vocab) to a comm with no front end.
+
+Models are built from configs with random weights (speed does not depend on the weights),
+in bfloat16 with SDPA attention: GPT-2-large's shape (774M) and Llama-3.2-1B's (1.24B,
+128,256-token vocabulary, tied embeddings).  The text is the Python standard library's own
+source files, concatenated in sorted path order and cut to ``--tokens`` tokens of a
+byte-level BPE tokenizer trained here on that same text (no download).
+
+Printed per model and stride: seconds, tokens/s, speed against the guide and lm-eval,
+achieved TFLOP/s (the FLOPs each method executes: 2 x non-embedding parameters x input
+positions, plus 2 x d x vocabulary per position through the LM head, plus causal attention
+2 x n^2 x d per layer) and its fraction of the bf16 matrix-product peak measured here
+(8192^3 torch.matmul), peak GPU memory, and the per-token surprisal difference between the
+bf16 model and an fp32 copy of it (max and mean, nats).
+
+    python benchmarks/bench_gpu.py                 # the full run (needs a CUDA GPU)
+    python benchmarks/bench_gpu.py --smoke         # tiny shapes on CPU, seconds (CI)
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import datetime
+import json
+import math
+import pathlib
+import platform
+import statistics
+import sys
+import sysconfig
+import time
+from typing import Any
+
+import numpy as np
+import torch
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+from bench_vs_guide import guide_loop  # noqa: E402
+
+from ppl_widget import load_model, score  # noqa: E402
+from ppl_widget.core.windows import plan_windows  # noqa: E402
+
+LLAMA_3_2_1B = dict(vocab_size=128256, hidden_size=2048, intermediate_size=8192,
+                    num_hidden_layers=16, num_attention_heads=32, num_key_value_heads=8,
+                    head_dim=64, max_position_embeddings=131072, rms_norm_eps=1e-5,
+                    rope_theta=500000.0, tie_word_embeddings=True,
+                    rope_scaling={"factor": 32.0, "high_freq_factor": 4.0, "low_freq_factor": 1.0,
+                                  "original_max_position_embeddings": 8192,
+                                  "rope_type": "llama3"})
+GPT2_LARGE = dict(vocab_size=50257, n_positions=1024, n_embd=1280, n_layer=36, n_head=20)
+
+
+# ---- text and tokenizer -------------------------------------------------------------
+def stdlib_text(n_chars: int) -> str:
+    """The standard library's .py files, sorted by path, concatenated."""
+    root = pathlib.Path(sysconfig.get_paths()["stdlib"])
+    parts, size = [], 0
+    for path in sorted(root.rglob("*.py")):
+        if "site-packages" in path.parts:
+            continue
+        try:
+            src = path.read_text(encoding="utf-8")
+        except (UnicodeDecodeError, OSError):
+            continue
+        parts.append(src)
+        size += len(src)
+        if size >= n_chars:
+            break
+    return "\n".join(parts)
+
+
+def train_tokenizer(text: str, vocab_size: int) -> Any:
+    """A byte-level BPE (GPT-2 style) trained on ``text``; BOS = EOS = <|endoftext|>."""
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+    from transformers import PreTrainedTokenizerFast
+
+    tok = Tokenizer(models.BPE())
+    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tok.decoder = decoders.ByteLevel()
+    trainer = trainers.BpeTrainer(vocab_size=vocab_size, special_tokens=["<|endoftext|>"],
+                                  initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+                                  show_progress=False)
+    tok.train_from_iterator(text.split("\n\n"), trainer)
+    return PreTrainedTokenizerFast(tokenizer_object=tok, bos_token="<|endoftext|>",
+                                   eos_token="<|endoftext|>")
+
+
+def cut_to_tokens(text: str, tokenizer: Any, n_tokens: int) -> str:
+    enc = tokenizer(text, add_special_tokens=False, return_offsets_mapping=True)
+    if len(enc["input_ids"]) < n_tokens:
+        raise SystemExit(f"only {len(enc['input_ids'])} tokens of text, asked for {n_tokens}")
+    return text[:enc["offset_mapping"][n_tokens][0]]
+
+
+# ---- models and FLOPs -----------------------------------------------------------------
+def build_model(kind: str, smoke: bool, tokenizer: Any, device: torch.device) -> Any:
+    from transformers import AutoModelForCausalLM, GPT2Config, LlamaConfig
+
+    special = dict(bos_token_id=tokenizer.bos_token_id, eos_token_id=tokenizer.eos_token_id)
+    if kind == "gpt2-large":
+        shape = dict(GPT2_LARGE, n_embd=64, n_layer=2, n_head=2, vocab_size=2000) if smoke \
+            else GPT2_LARGE
+        cfg = GPT2Config(**shape, **special)
+    else:
+        shape = dict(LLAMA_3_2_1B, vocab_size=4000, hidden_size=64, intermediate_size=256,
+                     num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
+                     head_dim=16) if smoke else LLAMA_3_2_1B
+        cfg = LlamaConfig(**shape, **special)
+    torch.manual_seed(0)
+    with torch.device(device):
+        model = AutoModelForCausalLM.from_config(cfg, dtype=torch.bfloat16,
+                                                 attn_implementation="sdpa")
+    return model.eval()
+
+
+def flop_model(model: Any) -> dict[str, float]:
+    cfg = model.config
+    emb = model.get_input_embeddings().weight
+    head = model.get_output_embeddings().weight
+    skip = {id(emb), id(head)}
+    pos = getattr(getattr(model, "transformer", None), "wpe", None)
+    if pos is not None:
+        skip.add(id(pos.weight))
+    body = sum(p.numel() for p in model.parameters() if id(p) not in skip)
+    total = sum(p.numel() for p in model.parameters())
+    layers = getattr(cfg, "num_hidden_layers", None) or cfg.n_layer
+    d_attn = (getattr(cfg, "num_attention_heads", None) or cfg.n_head) * \
+        (getattr(cfg, "head_dim", None) or (getattr(cfg, "hidden_size", None) or cfg.n_embd)
+         // (getattr(cfg, "num_attention_heads", None) or cfg.n_head))
+    return {"body": body, "total": total, "head_per_pos": 2 * head.shape[0] * head.shape[1],
+            "layers": layers, "d_attn": d_attn}
+
+
+def window_flops(fm: dict, n_inputs: int, n_head_rows: int) -> float:
+    """One forward over ``n_inputs`` positions, ``n_head_rows`` of them through the head."""
+    attention = 2 * n_inputs * n_inputs * fm["d_attn"] * fm["layers"]  # causal: half of 4n^2d
+    return 2 * fm["body"] * n_inputs + attention + fm["head_per_pos"] * n_head_rows
+
+
+def executed_flops(fm: dict, n_seq: int, max_length: int, stride: int) -> dict[str, float]:
+    """FLOPs each method executes on a sequence of ``n_seq`` positions (prefix included)."""
+    ours = sum(window_flops(fm, w.n_inputs, w.n_targets)
+               for w in plan_windows(n_seq, max_length, stride))
+    guide = 0.0
+    n_text = n_seq - 1  # the guide loop reads the text without a prefix token
+    prev_end = 0
+    for begin in range(0, n_text, stride):
+        end = min(begin + max_length, n_text)
+        guide += window_flops(fm, end - begin, end - begin)
+        prev_end = end
+        if end == n_text:
+            break
+    del prev_end
+    # lm-eval: the same disjoint windows as ours at stride == max_length, head on all inputs
+    lm_eval = sum(window_flops(fm, w.n_inputs, w.n_inputs)
+                  for w in plan_windows(n_seq, max_length, max_length))
+    return {"guide": guide, "score": ours, "stream": ours, "lm-eval": lm_eval,
+            "lm-eval*": lm_eval}
+
+
+def matmul_peak(device: torch.device, smoke: bool) -> float:
+    """Measured bf16 matrix-product rate, TFLOP/s (median of timed 8192^3 products)."""
+    n = 512 if smoke else 8192
+    a = torch.randn(n, n, device=device, dtype=torch.bfloat16)
+    b = torch.randn(n, n, device=device, dtype=torch.bfloat16)
+    times = []
+    for i in range(13):
+        sync(device)
+        t = time.perf_counter()
+        a @ b
+        sync(device)
+        if i >= 3:
+            times.append(time.perf_counter() - t)
+    return 2 * n**3 / statistics.median(times) / 1e12
+
+
+def sync(device: torch.device) -> None:
+    if device.type == "cuda":
+        torch.cuda.synchronize()
+
+
+# ---- the four methods ------------------------------------------------------------------
+def lm_eval_native(model: Any, tokenizer: Any, batch_size: int, max_length: int,
+                   device: torch.device) -> Any:
+    """lm-evaluation-harness's own HFLM on the loaded model, or None if not installed."""
+    try:
+        from lm_eval.api.instance import Instance
+        from lm_eval.models.huggingface import HFLM
+    except ImportError:
+        return None
+    hf = HFLM(pretrained=model, tokenizer=tokenizer, batch_size=batch_size,
+              max_length=max_length, device=str(device))
+
+    def run(text: str) -> float:
+        req = Instance(request_type="loglikelihood_rolling", doc={}, arguments=(text,), idx=0)
+        return -float(hf.loglikelihood_rolling([req], disable_tqdm=True)[0])
+
+    return run
+
+
+def lm_eval_reimplementation(model: Any, tokenizer: Any, batch_size: int,
+                             max_length: int) -> Any:
+    """lm-eval's rolling windows (prefix token, disjoint windows of max_length), batched
+    as HFLM does: full logits over every input position, log_softmax, gather."""
+    def run(text: str) -> float:
+        ids = [tokenizer.bos_token_id] + tokenizer(text, add_special_tokens=False)["input_ids"]
+        seq = torch.tensor(ids, device=model.device)
+        windows = plan_windows(len(ids), max_length, max_length)
+        total = 0.0
+        with torch.no_grad():
+            for i in range(0, len(windows), batch_size):
+                batch = windows[i:i + batch_size]
+                width = max(w.n_inputs for w in batch)
+                inp = torch.zeros((len(batch), width), dtype=torch.long, device=model.device)
+                for b, w in enumerate(batch):
+                    inp[b, :w.n_inputs] = seq[w.input_start:w.input_end]
+                logp = torch.log_softmax(model(inp).logits, dim=-1)
+                for b, w in enumerate(batch):
+                    lp = logp[b, w.n_inputs - w.n_targets:w.n_inputs]
+                    tgt = seq[w.target_start:w.target_end]
+                    total -= float(lp.gather(1, tgt[:, None]).float().sum())
+        return total
+
+    return run
+
+
+def widget_run(text: str, lm: Any, max_length: int, stride: int) -> tuple[Any, dict]:
+    """A PerplexityWidget scoring ``text`` with its messages sent to a comm with no
+    front end; returns its result and message counts."""
+    from ppl_widget.views import protocol as P
+    from ppl_widget.views.widget import PerplexityWidget
+
+    w = PerplexityWidget(text, lm, max_length=max_length, stride=stride, autostart=False)
+    sent = {"messages": 0, "bytes": 0, "first_chunk_s": math.nan}
+    t0 = time.perf_counter()
+
+    def send(content: dict, buffers: list | None = None) -> None:
+        sent["messages"] += 1
+        sent["bytes"] += sum(len(b) for b in buffers or ())
+        if content.get("type") == P.MSG_CHUNK and math.isnan(sent["first_chunk_s"]):
+            sent["first_chunk_s"] = time.perf_counter() - t0
+
+    w.send = send
+    w.start()
+    res = w.wait()
+    return res, sent
+
+
+# ---- one model ---------------------------------------------------------------------------
+def bench_model(kind: str, args: argparse.Namespace, text: str, tokenizer: Any,
+                device: torch.device, peak: float) -> dict:
+    model = build_model(kind, args.smoke, tokenizer, device)
+    lm = load_model((model, tokenizer))
+    fm = flop_model(model)
+    n_tokens = len(tokenizer(text, add_special_tokens=False)["input_ids"])
+    print(f"\n== {kind}: {fm['total'] / 1e6:.0f}M parameters ({fm['body'] / 1e6:.0f}M "
+          f"non-embedding), vocabulary {model.get_output_embeddings().weight.shape[0]}, "
+          f"{lm.dtype}, attention {model.config._attn_implementation}; {n_tokens} tokens",
+          flush=True)
+    from ppl_widget.scoring.scorer import _Forward, auto_batch_size
+
+    fwd = _Forward(lm, 5)
+    print(f"   ppl_widget path: fused Triton statistics {fwd.fused}, fp32-output head product "
+          f"{fwd.head_fp32 is not None}, auto batch {auto_batch_size(lm, args.max_length)} "
+          "windows", flush=True)
+    L = args.max_length
+    warm = cut_to_tokens(text, tokenizer, min(n_tokens - 1, 3 * L))
+    out: dict[str, Any] = {"model": kind, "params": fm["total"], "n_tokens": n_tokens, "runs": {}}
+    native = lm_eval_native(model, tokenizer, args.lm_eval_batch, L, device)
+    lm_eval_name = "lm-eval" if native else "lm-eval*"
+    lm_eval_run = native or lm_eval_reimplementation(model, tokenizer, args.lm_eval_batch, L)
+    enc = tokenizer(text, return_tensors="pt", add_special_tokens=False).input_ids
+
+    for stride in args.strides:
+        flops = executed_flops(fm, n_tokens + 1, L, stride)
+        rows: dict[str, dict] = {}
+
+        def timed(name: str, fn: Any, repeats: int = 1, rows: dict = rows,
+                  flops: dict = flops) -> Any:
+            times, value = [], None
+            for _ in range(repeats):
+                if device.type == "cuda":
+                    torch.cuda.empty_cache()
+                    torch.cuda.reset_peak_memory_stats()
+                sync(device)
+                t = time.perf_counter()
+                value = fn()
+                sync(device)
+                times.append(time.perf_counter() - t)
+            s = statistics.median(times)
+            rows[name] = {"seconds": s, "tokens_per_s": n_tokens / s,
+                          "tflops": flops[name] / s / 1e12,
+                          "peak_mem_gib": (torch.cuda.max_memory_allocated() / 2**30
+                                           if device.type == "cuda" else math.nan)}
+            print(f"   {name:9} {s:8.2f} s", flush=True)
+            return value
+
+        # warm-ups: kernels chosen, Triton compiled, allocator grown
+        guide_loop(model, enc[:, :3 * L], L, stride, device)
+        score(warm, lm, max_length=L, stride=stride)
+        widget_run(warm, lm, L, stride)
+        print(f" max_length {L}, stride {stride}", flush=True)
+        guide_nll, guide_count = timed(
+            "guide", lambda s=stride: guide_loop(model, enc, L, s, device))
+        lm_eval_nll = None
+        if stride == L:
+            lm_eval_run(warm)
+            lm_eval_nll = timed(lm_eval_name, lambda: lm_eval_run(text))
+        res = timed("score", lambda s=stride: score(text, lm, max_length=L, stride=s),
+                    repeats=args.repeats)
+        wres, sent = timed("stream", lambda s=stride: widget_run(text, lm, L, s),
+                           repeats=args.repeats)
+        m = res.metrics()
+        same = bool(np.array_equal(res.surprisal, wres.surprisal)
+                    and np.array_equal(res.topk_ids, wres.topk_ids))
+        if not same:
+            raise SystemExit("stream and score gave different per-token results")
+        checks = {"score_total_nll": m["total_nll"], "score_tokens": m["n_tokens"],
+                  "guide_total_nll": guide_nll, "guide_tokens": guide_count,
+                  "lm_eval_total_nll": lm_eval_nll, "stream_equals_score": same,
+                  "stream_messages": sent["messages"], "stream_bytes": sent["bytes"],
+                  "stream_first_chunk_s": sent["first_chunk_s"],
+                  "batch_size": res.settings.get("batch_size")}
+        # per-token NLL agrees across methods (bf16 noise differs between their orders)
+        per_tok = m["total_nll"] / m["n_tokens"]
+        if abs(guide_nll / guide_count - per_tok) > 0.02 * per_tok:
+            raise SystemExit(f"guide and score disagree: {guide_nll / guide_count} vs {per_tok}")
+        if lm_eval_nll is not None and abs(lm_eval_nll - m["total_nll"]) > 0.01 * m["total_nll"]:
+            raise SystemExit(f"lm-eval and score disagree: {lm_eval_nll} vs {m['total_nll']}")
+        out["runs"][str(stride)] = {"rows": rows, "checks": checks,
+                                    "flops": flops}
+        print_table(kind, L, stride, rows, peak, checks, lm_eval_name)
+
+    out["bf16_vs_fp32"] = precision_check(model, tokenizer, lm, text, args, device)
+    return out
+
+
+def precision_check(model: Any, tokenizer: Any, lm: Any, text: str, args: argparse.Namespace,
+                    device: torch.device) -> dict:
+    """Per-token surprisal, bf16 model against an fp32 copy of the same weights."""
+    part = cut_to_tokens(text, tokenizer, args.fp32_tokens)
+    L = args.max_length
+    r16 = score(part, lm, max_length=L, stride=L // 2)
+    lm32 = load_model((copy.deepcopy(model).float(), tokenizer))
+    r32 = score(part, lm32, max_length=L, stride=L // 2)
+    d = np.abs(r16.surprisal - r32.surprisal)
+    e = np.abs(r16.entropy - r32.entropy)
+    out = {"tokens": len(d), "max_nats": float(d.max()), "mean_nats": float(d.mean()),
+           "entropy_max_nats": float(e.max()), "entropy_mean_nats": float(e.mean()),
+           "rank1_agreement": float(np.mean((r16.rank == 1) == (r32.rank == 1))),
+           "token_ppl_bf16": r16.metrics()["token_ppl"],
+           "token_ppl_fp32": r32.metrics()["token_ppl"]}
+    print(f" bf16 vs fp32 (same weights, {len(d)} tokens): per-token |d surprisal| max "
+          f"{out['max_nats']:.4f} nats, mean {out['mean_nats']:.5f} nats; |d entropy| max "
+          f"{out['entropy_max_nats']:.4f}; token ppl {out['token_ppl_bf16']:.3f} vs "
+          f"{out['token_ppl_fp32']:.3f}", flush=True)
+    del lm32
+    return out
+
+
+def print_table(kind: str, L: int, stride: int, rows: dict, peak: float, checks: dict,
+                lm_eval_name: str) -> None:
+    guide = rows["guide"]["seconds"]
+    lme = rows.get(lm_eval_name, {}).get("seconds")
+    print(f"\n{kind}, max_length {L}, stride {stride} (batch {checks['batch_size']} windows)")
+    print(f"| method    | seconds | tokens/s  | vs guide | vs {lm_eval_name:8} | TFLOP/s | "
+          f"% bf16 peak | peak GiB |")
+    print("| ---       | ---:    | ---:      | ---:     | ---:        | ---:    | ---:        "
+          "| ---:     |")
+    for name, r in rows.items():
+        vs_lme = f"{lme / r['seconds']:.2f}x" if lme else "n/a"
+        print(f"| {name:9} | {r['seconds']:7.2f} | {r['tokens_per_s']:9.0f} | "
+              f"{guide / r['seconds']:7.2f}x | {vs_lme:>11} | {r['tflops']:7.1f} | "
+              f"{100 * r['tflops'] / peak:10.1f}% | {r['peak_mem_gib']:8.2f} |")
+    s, st = rows["score"]["seconds"], rows["stream"]["seconds"]
+    print(f"stream / score time: {st / s:.3f} ({checks['stream_messages']} messages, "
+          f"{checks['stream_bytes'] / 2**20:.1f} MiB of buffers, first chunk after "
+          f"{checks['stream_first_chunk_s']:.2f} s); total NLL score "
+          f"{checks['score_total_nll']:.1f}"
+          f" over {checks['score_tokens']} tokens, guide {checks['guide_total_nll']:.1f} over "
+          f"{checks['guide_tokens']}" + (f", {lm_eval_name} {checks['lm_eval_total_nll']:.1f}"
+                                          if checks["lm_eval_total_nll"] is not None else ""),
+          flush=True)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--smoke", action="store_true", help="tiny shapes on CPU, seconds")
+    parser.add_argument("--tokens", type=int, default=None, help="default 300000 (smoke 2000)")
+    parser.add_argument("--models", default="gpt2-large,llama-1b")
+    parser.add_argument("--max-length", type=int, default=None, help="default 1024 (smoke 128)")
+    parser.add_argument("--strides", default=None, help="default max_length/2,max_length")
+    parser.add_argument("--repeats", type=int, default=2, help="timed runs of score and stream")
+    parser.add_argument("--lm-eval-batch", type=int, default=32)
+    parser.add_argument("--fp32-tokens", type=int, default=None, help="default 32768 (smoke 500)")
+    parser.add_argument("--json", default=None, help="write all figures here")
+    args = parser.parse_args()
+    args.tokens = args.tokens or (2000 if args.smoke else 300_000)
+    args.max_length = args.max_length or (128 if args.smoke else 1024)
+    args.fp32_tokens = args.fp32_tokens or (500 if args.smoke else 32768)
+    args.strides = [int(s) for s in args.strides.split(",")] if args.strides else \
+        [args.max_length // 2, args.max_length]
+    if args.smoke:
+        args.repeats = 1
+    device = torch.device("cpu" if args.smoke or not torch.cuda.is_available() else "cuda")
+    if device.type == "cpu" and not args.smoke:
+        print("no CUDA device: the figures below are CPU figures, not the GPU benchmark")
+
+    t = time.perf_counter()
+    raw = stdlib_text(int(args.tokens * 4.5) + 10_000)
+    tokenizer = train_tokenizer(raw, 1000 if args.smoke else 32000)
+    text = cut_to_tokens(raw, tokenizer, args.tokens)
+    peak = matmul_peak(device, args.smoke)
+    name = torch.cuda.get_device_name() if device.type == "cuda" else platform.processor()
+    import transformers
+
+    print(f"device {name or device}; torch {torch.__version__}, transformers "
+          f"{transformers.__version__}; {datetime.datetime.now(datetime.UTC):%Y-%m-%d %H:%M} "
+          f"UTC\ntext: Python {platform.python_version()} standard library sources, "
+          f"{len(text)} characters, {args.tokens} tokens of a byte-level BPE (32k merges "
+          f"trained on it); measured bf16 matmul peak {peak:.1f} TFLOP/s; set-up "
+          f"{time.perf_counter() - t:.1f} s", flush=True)
+    results = {"device": name, "torch": torch.__version__, "peak_tflops": peak,
+               "date": datetime.datetime.now(datetime.UTC).isoformat(), "models": []}
+    for kind in args.models.split(","):
+        results["models"].append(bench_model(kind, args, text, tokenizer, device, peak))
+    summary(results, args)
+    if args.json:
+        pathlib.Path(args.json).write_text(json.dumps(results, indent=1, default=float))
+
+
+def summary(results: dict, args: argparse.Namespace) -> None:
+    L = args.max_length
+    print("\nTargets (H100): score >= 10x guide at stride L/2; >= 1.5x lm-eval at stride L; "
+          ">= 45% of bf16 peak; stream within 5% of score")
+    for m in results["models"]:
+        half, full = m["runs"].get(str(L // 2)), m["runs"].get(str(L))
+        line = []
+        if half:
+            r = half["rows"]
+            line.append(f"vs guide {r['guide']['seconds'] / r['score']['seconds']:.2f}x")
+        if full:
+            r = full["rows"]
+            lme = r.get("lm-eval") or r.get("lm-eval*")
+            line.append(f"vs lm-eval {lme['seconds'] / r['score']['seconds']:.2f}x")
+        for stride, run in m["runs"].items():
+            r = run["rows"]
+            frac = r["score"]["tflops"] / results["peak_tflops"]
+            ratio = r["stream"]["seconds"] / r["score"]["seconds"]
+            line.append(f"s{stride}: {100 * frac:.1f}% of peak, stream/score {ratio:.3f}")
+        p = m["bf16_vs_fp32"]
+        line.append(f"bf16-fp32 max {p['max_nats']:.4f} mean {p['mean_nats']:.5f} nats")
+        print(f"  {m['model']}: " + "; ".join(line))
+
+
+if __name__ == "__main__":
+    main()
