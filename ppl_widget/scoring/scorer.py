@@ -19,6 +19,7 @@ import numpy as np
 from ..core.result import TOKEN_ARRAYS, ScoreResult, empty_token_arrays
 from ..core.text_units import TextUnits, WordSpec, partition_offsets
 from ..core.windows import Window, check_window_params, plan_windows
+from .encode import encode_with_offsets
 from .models import LoadedModel, load_model
 
 #: Most fp32 logits (rows x vocabulary) alive at once: 64 Mi floats = 256 MiB.
@@ -68,10 +69,8 @@ def prepare(text: str, lm: LoadedModel, *, prefix: str | None = "bos", add_eos: 
     if prefix not in ("bos", None):
         raise ValueError(f"prefix must be 'bos' or None, got {prefix!r}")
     tok = lm.tokenizer
-    enc = tok(text, add_special_tokens=False, return_offsets_mapping=True,
-              split_special_tokens=True)
-    ids = np.asarray(enc["input_ids"], dtype=np.int64)
-    spans = partition_offsets(np.asarray(enc["offset_mapping"]).reshape(-1, 2), len(text))
+    ids, raw_offsets = encode_with_offsets(tok, text)  # long texts: pieces on all cores
+    spans = partition_offsets(raw_offsets, len(text))
     units = TextUnits.of(text, words).per_span(spans)
 
     head: list[int] = []
@@ -238,7 +237,8 @@ class _Forward:
         ready = _copy_to_host(device_arrays, self.cuda)
         n = len(targets)
         top_k = self.top_k
-        contexts = np.concatenate([np.asarray(w.context_lengths()) for w in batch])
+        contexts = np.concatenate([np.arange(w.target_start - w.input_start,
+                                             w.target_end - w.input_start) for w in batch])
 
         def finish() -> dict[str, np.ndarray]:
             arrays = {k: v.numpy() for k, v in ready().items()}
@@ -375,8 +375,7 @@ def _run(prep: Prepared, windows: list[Window], forward: _Forward, lm: LoadedMod
         """The result as it stands now, built only if asked for."""
         def build() -> ScoreResult:
             kept = parts[:n_parts]
-            ids = np.unique(np.concatenate([np.zeros(0, np.int64)] + [
-                np.concatenate([p["token_ids"], p["topk_ids"].ravel()]) for p in kept]))
+            ids = _ids_in(kept)
             return ScoreResult.from_parts(
                 prep.text, kept, forward.top_k, vocab={i: vocab[i] for i in ids.tolist()},
                 unscored_token_ids=prep.unscored_ids, unscored_offsets=prep.unscored_offsets,
@@ -429,9 +428,8 @@ def _run(prep: Prepared, windows: list[Window], forward: _Forward, lm: LoadedMod
                       offsets=prep.target_offsets[start:stop],
                       units=prep.target_units[start:stop], is_eos=prep.target_is_eos[start:stop])
         arrays = {k: np.asarray(arrays[k], dtype=TOKEN_ARRAYS[k]) for k in TOKEN_ARRAYS}
-        new_ids = np.setdiff1d(np.unique(np.concatenate(
-            [arrays["token_ids"], arrays["topk_ids"].ravel()])), np.fromiter(vocab, np.int64))
-        new_vocab = _decode_each(lm.tokenizer, new_ids.tolist())
+        new_ids = [i for i in _ids_in([arrays]).tolist() if i not in vocab]
+        new_vocab = _decode_each(lm.tokenizer, new_ids)
         vocab.update(new_vocab)
         parts.append(arrays)
         done = stop
@@ -452,11 +450,43 @@ def _pipeline_depth(lm: LoadedModel, forward: Any) -> int:
     return 2 if (lm.device.type == "cuda" and hasattr(forward, "submit")) else 1
 
 
+def _ids_in(parts: list[dict[str, np.ndarray]]) -> np.ndarray:
+    """Sorted distinct token ids (targets and alternatives) of ``parts``: a presence
+    mask, O(n + vocabulary), where ``np.unique`` sorts or hashes (~0.1 s a batch)."""
+    arrays = [a for p in parts for a in (p["token_ids"], p["topk_ids"].ravel()) if len(a)]
+    if not arrays:
+        return np.zeros(0, np.int64)
+    present = np.zeros(max(int(a.max()) for a in arrays) + 1, dtype=bool)
+    for a in arrays:
+        present[a] = True
+    return np.flatnonzero(present)
+
+
 def _decode_each(tokenizer: Any, ids: list[int]) -> dict[int, str]:
     """Each id's own decoded text (a lone byte of a multi-byte character shows as U+FFFD)."""
     if not ids:  # batch_decode([]) returns [''], not []
         return {}
-    return dict(zip(ids, tokenizer.batch_decode([[t] for t in ids]), strict=True))
+    singles = [[t] for t in ids]
+    if _plain_fast_decode(tokenizer):  # the Rust decoder, batched, without per-id Python
+        return dict(zip(ids, tokenizer._tokenizer.decode_batch(singles,
+                                                               skip_special_tokens=False),
+                        strict=True))
+    return dict(zip(ids, tokenizer.batch_decode(singles), strict=True))
+
+
+def _plain_fast_decode(tokenizer: Any) -> bool:
+    """``batch_decode`` would only call the Rust decoder: a fast tokenizer with no
+    clean-up of spaces and none of the decode methods overridden."""
+    try:
+        from transformers import PreTrainedTokenizerFast
+    except ImportError:  # pragma: no cover
+        return False
+    cls = type(tokenizer)
+    return (isinstance(tokenizer, PreTrainedTokenizerFast)
+            and getattr(tokenizer, "_tokenizer", None) is not None
+            and getattr(tokenizer, "clean_up_tokenization_spaces", True) is False
+            and all(getattr(cls, m, None) is getattr(PreTrainedTokenizerFast, m, None)
+                    for m in ("decode", "batch_decode", "_decode")))
 
 
 _default_model: LoadedModel | None = None
