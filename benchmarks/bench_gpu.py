@@ -394,6 +394,73 @@ def print_table(kind: str, L: int, stride: int, rows: dict, peak: float, checks:
           flush=True)
 
 
+def profile_model(kind: str, args: argparse.Namespace, text: str, tokenizer: Any,
+                  device: torch.device) -> None:
+    """Where the time goes: host preparation, each GPU stage on one batch, and the
+    kernels of one ``score`` call (torch.profiler)."""
+    from torch.profiler import ProfilerActivity, profile
+
+    from ppl_widget.scoring.scorer import _Forward, auto_batch_size, prepare
+
+    model = build_model(kind, args.smoke, tokenizer, device)
+    lm = load_model((model, tokenizer))
+    L = args.max_length
+    part = cut_to_tokens(text, tokenizer, min(65536, args.tokens))
+    score(part, lm, max_length=L, stride=L // 2)
+    t = time.perf_counter()
+    prepare(text, lm)
+    print(f"\n== {kind}: prepare (tokenize with offsets, units) of {args.tokens} tokens: "
+          f"{time.perf_counter() - t:.3f} s")
+    fwd = _Forward(lm, 5)
+    bs = auto_batch_size(lm, L)
+    inputs = torch.randint(0, 1000, (bs, L), device=device)
+    rows = bs * L // 2
+    targets = torch.randint(0, 1000, (rows,), device=device)
+
+    def cuda_ms(fn: Any, n: int = 5) -> float:
+        fn()
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        for _ in range(n):
+            fn()
+        end.record()
+        torch.cuda.synchronize()
+        return start.elapsed_time(end) / n
+
+    with torch.inference_mode():
+        hidden = fwd.base(input_ids=inputs, use_cache=False).last_hidden_state
+        h_rows = hidden[:, L // 2:].reshape(-1, hidden.shape[-1])
+        slab = max(1, fwd.max_logits // fwd.vocab_size)
+        logits = fwd.head_fp32(h_rows[:slab])
+        stages = {
+            "body forward": cuda_ms(lambda: fwd.base(input_ids=inputs, use_cache=False)),
+            "head fp32-out (all slabs)": cuda_ms(
+                lambda: [fwd.head_fp32(h_rows[i:i + slab]) for i in range(0, rows, slab)]),
+            "head bf16 (all slabs)": cuda_ms(
+                lambda: [fwd.head(h_rows[i:i + slab]) for i in range(0, rows, slab)]),
+            "row stats (all slabs)": cuda_ms(lambda: [
+                __import__("ppl_widget.scoring.gpu_stats", fromlist=["x"]).row_stats(
+                    logits, targets[:slab]) for _ in range(0, rows, slab)]),
+            "topk 5 (all slabs)": cuda_ms(lambda: [logits.topk(5, dim=-1)
+                                                   for _ in range(0, rows, slab)]),
+            "submit+finish (whole batch)": cuda_ms(
+                lambda: fwd.submit(torch.randint(0, 1000, (bs * L + 1,), device=device),
+                                   plan_windows(bs * L + 1, L, L // 2)[1:bs + 1])(), n=3),
+        }
+    print(f"   one batch: {bs} windows x {L}, {rows} targets (stride {L // 2}); slab {slab} rows")
+    for name, ms in stages.items():
+        print(f"   {name:30} {ms:8.2f} ms")
+    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+        t = time.perf_counter()
+        score(part, lm, max_length=L, stride=L // 2)
+        torch.cuda.synchronize()
+        wall = time.perf_counter() - t
+    table = prof.key_averages().table(sort_by="self_device_time_total", row_limit=18,
+                                      max_name_column_width=60)
+    print(f"   score of {len(part)} characters: {wall:.3f} s wall")
+    print(table)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--smoke", action="store_true", help="tiny shapes on CPU, seconds")
@@ -405,6 +472,8 @@ def main() -> None:
     parser.add_argument("--lm-eval-batch", type=int, default=32)
     parser.add_argument("--fp32-tokens", type=int, default=None, help="default 32768 (smoke 500)")
     parser.add_argument("--json", default=None, help="write all figures here")
+    parser.add_argument("--profile", action="store_true",
+                        help="instead: where the time goes (needs CUDA)")
     args = parser.parse_args()
     args.tokens = args.tokens or (2000 if args.smoke else 300_000)
     args.max_length = args.max_length or (128 if args.smoke else 1024)
@@ -431,6 +500,10 @@ def main() -> None:
           f"{len(text)} characters, {args.tokens} tokens of a byte-level BPE (32k merges "
           f"trained on it); measured bf16 matmul peak {peak:.1f} TFLOP/s; set-up "
           f"{time.perf_counter() - t:.1f} s", flush=True)
+    if args.profile:
+        for kind in args.models.split(","):
+            profile_model(kind, args, text, tokenizer, device)
+        return
     results = {"device": name, "torch": torch.__version__, "peak_tflops": peak,
                "date": datetime.datetime.now(datetime.UTC).isoformat(), "models": []}
     for kind in args.models.split(","):
