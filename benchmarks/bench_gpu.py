@@ -450,6 +450,15 @@ def profile_model(kind: str, args: argparse.Namespace, text: str, tokenizer: Any
     print(f"   one batch: {bs} windows x {L}, {rows} targets (stride {L // 2}); slab {slab} rows")
     for name, ms in stages.items():
         print(f"   {name:30} {ms:8.2f} ms")
+    if args.try_compile:  # does torch.compile of the body pay for its compile time?
+        t = time.perf_counter()
+        body = torch.compile(fwd.base, dynamic=False)
+        with torch.inference_mode():
+            body(input_ids=inputs, use_cache=False)
+            torch.cuda.synchronize()
+            compile_s = time.perf_counter() - t
+            ms = cuda_ms(lambda: body(input_ids=inputs, use_cache=False))
+        print(f"   body forward, torch.compile: {ms:8.2f} ms after {compile_s:.1f} s compiling")
     with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
         t = time.perf_counter()
         score(part, lm, max_length=L, stride=L // 2)
@@ -474,6 +483,7 @@ def main() -> None:
     parser.add_argument("--json", default=None, help="write all figures here")
     parser.add_argument("--profile", action="store_true",
                         help="instead: where the time goes (needs CUDA)")
+    parser.add_argument("--try-compile", action="store_true", help="with --profile")
     args = parser.parse_args()
     args.tokens = args.tokens or (2000 if args.smoke else 300_000)
     args.max_length = args.max_length or (128 if args.smoke else 1024)
