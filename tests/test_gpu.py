@@ -72,6 +72,21 @@ def test_fused_row_statistics_match_float64(vocab):
     top = ref.exp().topk(5, -1)
     torch.testing.assert_close(out["topk_probs"].double(), top.values, atol=1e-6, rtol=1e-5)
     assert out["entropy"][1].item() < 1e-6 and out["rank"][0].item() == 1
+    # ids found in the kernel: their logits are the top values, ties broken by smaller id
+    torch.testing.assert_close(logits.gather(1, out["topk_ids"]), logits.topk(5, -1).values)
+    assert out["topk_ids"][0].tolist() == [0, 1, 2, 3, 4]
+
+
+@pytest.mark.parametrize("top_k", [1, 3, 16, 17])
+def test_fused_top_k_sizes_match_torch_topk(top_k):
+    from ppl_widget.scoring import gpu_stats
+
+    logits = torch.randn((40, 9001), device="cuda") * 3
+    targets = torch.randint(0, 9001, (40,), device="cuda")
+    out = gpu_stats.slab_stats(logits, targets, top_k)  # 17: torch.topk fallback
+    ref = torch.log_softmax(logits, -1).exp().topk(top_k, -1)
+    torch.testing.assert_close(out["topk_probs"], ref.values, atol=1e-6, rtol=1e-5)
+    assert torch.equal(out["topk_ids"], ref.indices)  # continuous values: no ties
 
 
 def test_fp32_gpu_equals_cpu_per_token(cpu_lm):
@@ -120,6 +135,7 @@ def test_fp32_head_product_is_not_rounded_to_bf16():
     err32 = (run(rows).double() - exact).abs().max().item()
     err16 = (head(rows).double() - exact).abs().max().item()
     assert run(rows).dtype == torch.float32 and err32 < err16 / 10
+    assert run(rows).shape == (33, 9001)  # the padded columns are not handed out
 
 
 def test_pipelined_stream_equals_score_and_cancel_keeps_what_was_yielded():

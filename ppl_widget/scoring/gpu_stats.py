@@ -30,12 +30,16 @@ except ImportError:  # pragma: no cover - exercised only where triton is absent
 BLOCK_V = 4096
 
 
+#: Largest top-k found inside the kernel; larger ones use ``torch.topk``.
+MAX_FUSED_TOP_K = 16
+
 if triton is not None:
 
     @triton.jit
-    def _row_stats_kernel(logits_ptr, stride_row, targets_ptr, out_ptr, rank_ptr, n_vocab,
-                          BLOCK: tl.constexpr):
-        """One program per row: online log-sum-exp, entropy and rank in one read."""
+    def _row_stats_kernel(logits_ptr, stride_row, targets_ptr, out_ptr, rank_ptr, topv_ptr,
+                          topi_ptr, n_vocab, K, BLOCK: tl.constexpr, KP: tl.constexpr):
+        """One program per row, one read of it: online log-sum-exp, entropy, rank and
+        (KP > 0) the top K logits and their ids."""
         row = tl.program_id(0).to(tl.int64)
         base = logits_ptr + row * stride_row
         target = tl.load(targets_ptr + row)
@@ -45,11 +49,17 @@ if triton is not None:
         s = tl.zeros((), tl.float32)
         t = tl.zeros((), tl.float32)
         cnt = tl.zeros((), tl.int32)
+        lane = tl.arange(0, BLOCK)
+        if KP > 0:
+            slot = tl.arange(0, KP)
+            top_v = tl.full((KP,), float("-inf"), tl.float32)
+            top_i = tl.zeros((KP,), tl.int64)
         for start in range(0, n_vocab, BLOCK):
-            offs = start + tl.arange(0, BLOCK)
+            offs = start + lane
             valid = offs < n_vocab
             x = tl.load(base + offs, mask=valid, other=float("-inf")).to(tl.float32)
-            m_new = tl.maximum(m, tl.max(x, axis=0))
+            block_max = tl.max(x, axis=0)
+            m_new = tl.maximum(m, block_max)
             alpha = tl.exp(m - m_new)
             e = tl.exp(x - m_new)
             d = tl.where(e > 0, e * (m_new - x), 0.0)
@@ -58,11 +68,36 @@ if triton is not None:
             s = alpha * s + tl.sum(e, axis=0)
             cnt += tl.sum((x > x_t).to(tl.int32), axis=0)
             m = m_new
+            if KP > 0:
+                # the block's largest values, one at a time, each replacing the smallest
+                # kept value it beats (first index wins a tie, as in a stable sort)
+                xb = x
+                for _ in tl.static_range(KP):
+                    v = tl.max(xb, axis=0)
+                    i = tl.argmax(xb, axis=0)
+                    low = tl.min(top_v, axis=0)
+                    j = tl.argmin(top_v, axis=0)
+                    take = slot == tl.where(v > low, j, -1)  # -1: no slot
+                    top_v = tl.where(take, v, top_v)
+                    top_i = tl.where(take, (start + i).to(tl.int64), top_i)
+                    xb = tl.where(lane == i, float("-inf"), xb)
         log_s = tl.log(s)
         tl.store(out_ptr + row * 3 + 0, m + log_s)  # log Z
         tl.store(out_ptr + row * 3 + 1, m + log_s - x_t)  # surprisal
         tl.store(out_ptr + row * 3 + 2, log_s + t / s)  # entropy
         tl.store(rank_ptr + row, cnt.to(tl.int64) + 1)
+        if KP > 0:
+            # write the kept values in descending order (ties: smaller id first)
+            for k in tl.static_range(KP):
+                v = tl.max(top_v, axis=0)
+                best = tl.where(top_v == v, top_i, n_vocab)
+                idx = tl.min(best, axis=0)
+                pick = (top_v == v) & (top_i == idx)
+                if k < K:
+                    tl.store(topv_ptr + row * K + k, v)
+                    tl.store(topi_ptr + row * K + k, idx)
+                top_v = tl.where(pick, float("-inf"), top_v)
+                top_i = tl.where(pick, n_vocab, top_i)
 
 
 @functools.cache
@@ -78,7 +113,7 @@ def fused_available(device_index: int = 0) -> bool:
         dev = torch.device("cuda", device_index)
         x = torch.tensor([[1.0, 2.0, 3.0], [0.0, 0.0, -1.0]], device=dev)
         tgt = torch.tensor([1, 2], device=dev)
-        stats, rank = row_stats(x, tgt)
+        stats, rank = row_stats(x, tgt)[:2]
         ref = torch.log_softmax(x, -1)
         ok = torch.allclose(stats[:, 1], -ref.gather(1, tgt[:, None])[:, 0], atol=1e-5)
         return bool(ok and rank.tolist() == [2, 3])
@@ -86,28 +121,38 @@ def fused_available(device_index: int = 0) -> bool:
         return False
 
 
-def row_stats(logits: Any, targets: Any) -> tuple[Any, Any]:
-    """``(rows, 3)`` fp32 of log Z, surprisal, entropy and ``(rows,)`` int64 rank for
-    fp32 ``logits`` (rows x vocabulary, unit stride along the vocabulary)."""
+def row_stats(logits: Any, targets: Any, top_k: int = 0) -> tuple[Any, ...]:
+    """For fp32 ``logits`` (rows x vocabulary, unit stride along the vocabulary):
+    ``(rows, 3)`` fp32 of log Z, surprisal, entropy; ``(rows,)`` int64 rank; and, for
+    ``0 < top_k <= MAX_FUSED_TOP_K``, the top-k logits ``(rows, k)`` and ids."""
     import torch
 
     rows, n_vocab = logits.shape
-    out = torch.empty((rows, 3), dtype=torch.float32, device=logits.device)
-    rank = torch.empty(rows, dtype=torch.int64, device=logits.device)
+    dev = logits.device
+    out = torch.empty((rows, 3), dtype=torch.float32, device=dev)
+    rank = torch.empty(rows, dtype=torch.int64, device=dev)
+    k = top_k if 0 < top_k <= MAX_FUSED_TOP_K else 0
+    top_v = torch.empty((rows, k), dtype=torch.float32, device=dev)
+    top_i = torch.empty((rows, k), dtype=torch.int64, device=dev)
     if rows:
-        _row_stats_kernel[(rows,)](logits, logits.stride(0), targets, out, rank, n_vocab,
-                                   BLOCK=BLOCK_V, num_warps=8)
-    return out, rank
+        kp = 1 << (k - 1).bit_length() if k else 0
+        _row_stats_kernel[(rows,)](logits, logits.stride(0), targets, out, rank, top_v, top_i,
+                                   n_vocab, k, BLOCK=BLOCK_V, KP=kp, num_warps=8)
+    return (out, rank, top_v, top_i) if k else (out, rank)
 
 
 def slab_stats(logits: Any, targets: Any, top_k: int) -> dict[str, Any]:
     """The statistics of one slab of fp32 logits, all still on the device."""
     import torch
 
-    stats, rank = row_stats(logits, targets)
+    fused = row_stats(logits, targets, top_k)
+    stats, rank = fused[0], fused[1]
     out = {"surprisal": stats[:, 1], "entropy": stats[:, 2], "rank": rank}
     if top_k:
-        top_logit, top_idx = logits.topk(top_k, dim=-1)
+        if len(fused) == 4:
+            top_logit, top_idx = fused[2], fused[3]
+        else:
+            top_logit, top_idx = logits.topk(top_k, dim=-1)
         out["topk_ids"] = top_idx
         out["topk_probs"] = torch.exp(top_logit - stats[:, :1])
     return out
@@ -129,7 +174,14 @@ def head_fp32(head: Any) -> Any:
     except (TypeError, RuntimeError, NotImplementedError):
         return None
 
+    # a vocabulary that is not a multiple of 64 (GPT-2's 50257) makes the product's
+    # output rows misaligned, and cuBLAS falls back to a kernel ~4x slower: pad the
+    # weight with zero rows once, and hand out a view of the real columns
+    n_vocab = weight.shape[0]
+    pad = (-n_vocab) % 64
+    padded = torch.cat([weight, weight.new_zeros((pad, weight.shape[1]))]) if pad else weight
+
     def run(rows: Any) -> Any:
-        return torch.mm(rows, weight.t(), out_dtype=torch.float32)
+        return torch.mm(rows, padded.t(), out_dtype=torch.float32)[:, :n_vocab]
 
     return run
