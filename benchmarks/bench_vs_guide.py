@@ -12,13 +12,18 @@ from __future__ import annotations
 
 import argparse
 import inspect
+import pathlib
 import platform
 import statistics
+import sys
 import time
 
 import torch
 
 from ppl_widget import load_model, score
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+from flops import executed_flops, flop_model  # noqa: E402
 
 
 def benchmark_text(tokenizer, n_tokens: int) -> str:
@@ -127,6 +132,15 @@ def main() -> None:
     print(f"{'total NLL (nats)':24}{guide_nll:>14.2f}{m['total_nll']:>14.2f}")
     print(f"speed ratio (ppl_widget / guide): {g / o:.2f}x "
           "(ppl_widget also computes entropy, rank and top-5 for every token)")
+    # Both run the same body over the same windows; only the LM head differs (all window
+    # positions in the guide, the targets in ppl_widget).  The ratio of executed FLOPs is
+    # the most any exact computation with this window layout can gain on a compute-bound
+    # device, such as a CPU.
+    flops = executed_flops(flop_model(lm.model), n + 1, args.max_length, args.stride)
+    ceiling = flops["guide"] / flops["score"]
+    print(f"FLOP-ratio ceiling (guide FLOPs {flops['guide'] / 1e12:.2f} T / ppl_widget "
+          f"{flops['score'] / 1e12:.2f} T): {ceiling:.2f}x; measured {g / o:.2f}x "
+          f"({100 * (g / o) / ceiling:.0f}% of the ceiling)")
 
 
 if __name__ == "__main__":

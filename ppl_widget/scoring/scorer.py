@@ -117,6 +117,7 @@ class ScoreProgress:
     finished: bool = False  # every token scored
     cancelled: bool = False
     _build: Callable[[], ScoreResult] = field(default=None, repr=False)  # type: ignore[assignment]
+    _result: ScoreResult | None = field(default=None, repr=False, compare=False)
 
     @property
     def tokens_per_s(self) -> float:
@@ -129,8 +130,11 @@ class ScoreProgress:
 
     @property
     def result(self) -> ScoreResult:
-        """Everything scored up to this point (``partial`` unless finished)."""
-        return self._build()
+        """Everything scored up to this point (``partial`` unless finished); built on
+        first use and kept (a widget's last message and ``wait()`` share one)."""
+        if self._result is None:
+            self._result = self._build()
+        return self._result
 
 
 def _is_cancelled(cancel: CancelFlag) -> bool:
@@ -276,7 +280,8 @@ def _copy_to_host(tensors: dict[str, Any], cuda: bool) -> Callable[[], dict[str,
     for k, v in tensors.items():
         host[k].copy_(v, non_blocking=True)
     done = torch.cuda.Event()
-    done.record()
+    if tensors:  # on the stream of the tensors' device, which need not be the current one
+        done.record(torch.cuda.current_stream(next(iter(tensors.values())).device))
 
     def wait() -> dict[str, Any]:
         done.synchronize()
