@@ -188,6 +188,23 @@ class ScoreResult:
         with np.errstate(divide="ignore"):
             return unigram_normalized_perplexity(self.surprisal, np.log(p[self.token_ids]))
 
+    def to_frame(self, level: str = "token", *, words: Any = None, sentences: Any = None,
+                 **options: Any) -> Any:
+        """A pandas DataFrame, one row per unit of ``level`` in text order.
+
+        ``level``: token, word, sentence, line or paragraph.  Columns: text, start,
+        end (character offsets), surprisal (nats), surprisal_bits, n_tokens, the unit
+        counts attributed to the unit's tokens (n_words, n_chars, n_bytes) and the
+        unit's perplexity per token, word, character and byte; token level adds
+        every per-token array.  A token belongs to the unit holding its first
+        non-whitespace character, a whitespace-only token to the next unit;
+        ``frame.attrs["outside"]`` lists the tokens of no unit, so the rows'
+        surprisals plus theirs equal the total NLL.  See ``core/levels.py``.
+        """
+        from .levels import level_frame
+
+        return level_frame(self, level, words=words, sentences=sentences, **options)
+
     def conventions(self) -> str:
         """The counting conventions in one line, for labels and screenshots."""
         s = self.settings

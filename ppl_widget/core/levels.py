@@ -1,0 +1,212 @@
+"""Words, sentences, lines and paragraphs, and which scored token belongs to which.
+
+Pure numpy (pandas only inside ``level_frame``).
+
+The rule, one implementation for tables, the widget and comparisons: a token
+belongs to the unit holding its first non-whitespace character.  A token made
+only of whitespace belongs to the unit it lies in (a space inside a sentence),
+else to the next unit (with tokenizers that attach the space to the following
+word, predicting the space is part of predicting that word).  A token holding
+only the tail bytes of a character (an empty span) goes with the token before
+it.  Tokens with no such unit (trailing whitespace, a non-space character
+outside every unit of a custom pattern, EOS) get -1: they are listed as
+"outside", and a level's surprisals plus the outside tokens' add up to the
+total NLL.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from .metrics import LN2
+from .sentences import SentenceSpec, line_spans, paragraph_spans, sentence_spans
+from .text_units import DEFAULT_WORD_PATTERN, WordSpec
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from .result import ScoreResult
+
+LEVELS = ("token", "word", "sentence", "line", "paragraph")
+
+
+def word_spans(text: str, words: WordSpec = None) -> np.ndarray:
+    """(n, 2) spans of the words, as the metrics define them (default ``\\S+``).
+
+    ``words`` as in ``text_units.word_starts``: a regex whose matches are words, or a
+    callable returning ``(start, end)`` pairs, match objects or start indices (a bare
+    start runs to the end of its non-whitespace run, or the next start).
+    """
+    if words is None:
+        words = DEFAULT_WORD_PATTERN
+    if isinstance(words, str | re.Pattern):
+        pattern = re.compile(words) if isinstance(words, str) else words
+        spans = [(m.start(), m.end()) for m in pattern.finditer(text) if m.end() > m.start()]
+    elif callable(words):
+        spans, bare = [], []
+        for item in words(text):
+            if isinstance(item, re.Match):
+                spans.append((item.start(), item.end()))
+            elif isinstance(item, int | np.integer):
+                bare.append(int(item))
+            else:
+                spans.append((int(item[0]), int(item[1])))
+        bare.sort()
+        for k, s in enumerate(bare):
+            m = re.compile(r"\S*").match(text, s)
+            limit = bare[k + 1] if k + 1 < len(bare) else len(text)
+            spans.append((s, max(s + 1, min(m.end(), limit))))
+    else:
+        raise TypeError("words must be a regex pattern, a callable returning word spans, or "
+                        f"None; got {type(words).__name__}")
+    out = np.asarray(sorted(spans), dtype=np.int64).reshape(-1, 2)
+    if out.size and (out[0, 0] < 0 or out[:, 1].max() > len(text)):
+        raise ValueError("word spans must lie inside the text (0 <= start <= end <= len(text))")
+    return out
+
+
+def unit_spans(text: str, level: str, *, words: WordSpec = None,
+               sentences: SentenceSpec = None) -> np.ndarray:
+    """(n, 2) code-point spans of the units of ``level``, in text order."""
+    if level == "word":
+        return word_spans(text, words)
+    if level == "sentence":
+        return sentence_spans(text, sentences)
+    if level == "line":
+        return line_spans(text)
+    if level == "paragraph":
+        return paragraph_spans(text)
+    raise ValueError(f"level must be one of {', '.join(LEVELS)}; got {level!r}")
+
+
+def _next_non_space(text: str) -> np.ndarray:
+    """``nxt[i]`` = the first index >= i holding a non-whitespace character (len if none)."""
+    n = len(text)
+    is_text = np.fromiter((not c.isspace() for c in text), dtype=bool, count=n)
+    idx = np.where(is_text, np.arange(n), n)
+    nxt = np.minimum.accumulate(idx[::-1])[::-1] if n else idx
+    return np.append(nxt, n)
+
+
+def assign_tokens(text: str, offsets: np.ndarray, spans: np.ndarray,
+                  is_eos: np.ndarray | None = None) -> np.ndarray:
+    """Index of the unit each token belongs to (see the module's rule), or -1."""
+    offsets = np.asarray(offsets, dtype=np.int64).reshape(-1, 2)
+    spans = np.asarray(spans, dtype=np.int64).reshape(-1, 2)
+    n = len(offsets)
+    out = np.full(n, -1, dtype=np.int64)
+    if n == 0 or len(spans) == 0:
+        return out
+    s, e = offsets[:, 0], offsets[:, 1]
+    first = _next_non_space(text)[s]
+    has_text = first < e
+    # the unit holding the first non-whitespace character, if any holds it
+    k = np.searchsorted(spans[:, 0], first, side="right") - 1
+    inside = (k >= 0) & (first < spans[np.maximum(k, 0), 1])
+    out[has_text & inside] = k[has_text & inside]
+    # whitespace-only tokens: the unit they lie in (a space inside a sentence), else the
+    # first unit starting at or after the token's end (the space before a word)
+    blank = ~has_text & (e > s)
+    k = np.searchsorted(spans[:, 0], s, side="right") - 1
+    within = blank & (k >= 0) & (s < spans[np.maximum(k, 0), 1])
+    out[within] = k[within]
+    nxt = np.searchsorted(spans[:, 0], e, side="left")
+    ahead = blank & ~within & (nxt < len(spans))
+    out[ahead] = nxt[ahead]
+    # empty spans (tail bytes of a character) go with the token before them
+    for i in np.flatnonzero(s == e):
+        out[i] = out[i - 1] if i > 0 else -1
+    if is_eos is not None:
+        out[np.asarray(is_eos, dtype=bool)] = -1
+    return out
+
+
+def _per_unit_ppl(nll: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        return np.where(counts > 0, np.exp(nll / np.maximum(counts, 1)), np.nan)
+
+
+def level_frame(result: ScoreResult, level: str = "token", *, words: WordSpec = None,
+                sentences: SentenceSpec = None) -> pd.DataFrame:
+    """One row per unit of ``level`` in text order (see ``ScoreResult.to_frame``)."""
+    import pandas as pd
+
+    if level not in LEVELS:
+        raise ValueError(f"level must be one of {', '.join(LEVELS)}; got {level!r}")
+    if level == "token":
+        return _token_frame(result)
+    spans = unit_spans(result.text, level, words=words, sentences=sentences)
+    owner = assign_tokens(result.text, result.offsets, spans, result.is_eos)
+    n_units = len(spans)
+    inside = owner >= 0
+    nll = np.bincount(owner[inside], weights=result.surprisal[inside], minlength=n_units)
+    n_tokens = np.bincount(owner[inside], minlength=n_units)
+    units = np.stack([np.bincount(owner[inside], weights=result.units[inside, c],
+                                  minlength=n_units) for c in range(3)], axis=1).astype(np.int64)
+    first_token = np.full(n_units, -1, dtype=np.int64)
+    if inside.any():
+        idx = np.flatnonzero(inside)[::-1]  # reversed: the first assignment wins below
+        first_token[owner[idx]] = idx
+    frame = pd.DataFrame({
+        "text": [result.text[a:b] for a, b in spans.tolist()],
+        "start": spans[:, 0], "end": spans[:, 1],
+        "surprisal": nll, "surprisal_bits": nll / LN2,
+        "n_tokens": n_tokens, "n_words": units[:, 0], "n_chars": units[:, 1],
+        "n_bytes": units[:, 2],
+        "token_ppl": _per_unit_ppl(nll, n_tokens), "word_ppl": _per_unit_ppl(nll, units[:, 0]),
+        "char_ppl": _per_unit_ppl(nll, units[:, 1]), "byte_ppl": _per_unit_ppl(nll, units[:, 2]),
+        "first_token": first_token,
+    })
+    frame.index.name = level
+    # the scored tokens of no unit of this level: with these, surprisals add up to the total
+    frame.attrs["outside"] = outside_tokens(result, owner)
+    frame.attrs["level"] = level
+    frame.attrs["conventions"] = result.conventions()
+    return frame
+
+
+def outside_tokens(result: ScoreResult, owner: np.ndarray) -> list[dict[str, Any]]:
+    """The scored tokens that belong to no unit, with why."""
+    rows = []
+    tokens = result.tokens
+    for i in np.flatnonzero(owner < 0).tolist():
+        reason = "EOS" if result.is_eos[i] else "whitespace or text outside every unit"
+        rows.append({"token": i, "text": tokens[i], "surprisal": float(result.surprisal[i]),
+                     "reason": reason})
+    return rows
+
+
+def _token_frame(result: ScoreResult) -> pd.DataFrame:
+    import pandas as pd
+
+    s = result.surprisal
+    units = result.units
+    top1 = [result.vocab.get(int(t), f"<{int(t)}>") for t in result.topk_ids[:, 0]] \
+        if result.topk_ids.shape[1] else [None] * len(result)
+    frame = pd.DataFrame({
+        "text": result.tokens,
+        "start": result.offsets[:, 0], "end": result.offsets[:, 1],
+        "surprisal": s, "surprisal_bits": s / LN2,
+        "n_tokens": np.ones(len(result), dtype=np.int64),
+        "n_words": units[:, 0], "n_chars": units[:, 1], "n_bytes": units[:, 2],
+        "token_ppl": np.exp(s), "word_ppl": _per_unit_ppl(s, units[:, 0]),
+        "char_ppl": _per_unit_ppl(s, units[:, 1]), "byte_ppl": _per_unit_ppl(s, units[:, 2]),
+        "token_id": result.token_ids, "probability": result.probability,
+        "entropy": result.entropy, "entropy_bits": result.entropy / LN2, "rank": result.rank,
+        "context_length": result.context_length,
+        "top1": top1,
+        "top1_prob": result.topk_probs[:, 0] if result.topk_probs.shape[1] else np.nan,
+        "is_eos": result.is_eos,
+    })
+    if "bow_prob" in getattr(result, "__dataclass_fields__", {}):
+        frame["bow_prob"] = result.bow_prob
+    frame.index.name = "token"
+    frame.attrs["outside"] = [{"token": None, "text": result.text[a:b], "surprisal": None,
+                               "reason": "unscored (no prefix token)"}
+                              for a, b in result.unscored_offsets.tolist()]
+    frame.attrs["level"] = "token"
+    frame.attrs["conventions"] = result.conventions()
+    return frame

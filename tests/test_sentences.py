@@ -1,0 +1,56 @@
+"""Sentence, line and paragraph spans."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from ppl_widget.core.sentences import line_spans, paragraph_spans, sentence_spans
+
+
+def texts(text, spans):
+    return [text[a:b] for a, b in spans.tolist()]
+
+
+def test_abbreviations_and_times_do_not_end_a_sentence():
+    text = "Dr. Smith arrived at 3 p.m. yesterday. Mr. Jones, e.g. the baker, stayed."
+    assert texts(text, sentence_spans(text)) == [
+        "Dr. Smith arrived at 3 p.m. yesterday.", "Mr. Jones, e.g. the baker, stayed."]
+
+
+def test_decimals_quotes_and_ellipses():
+    text = 'He paid $3.14 for it... Then he left! "Really?" she asked. Fine.'
+    assert texts(text, sentence_spans(text)) == [
+        "He paid $3.14 for it...", "Then he left!", '"Really?" she asked.', "Fine."]
+
+
+def test_sentences_never_cross_a_blank_line_and_spans_index_the_text():
+    text = "  First one\n\nSecond one. Third one.\n"
+    spans = sentence_spans(text)
+    assert texts(text, spans) == ["First one", "Second one.", "Third one."]
+    assert spans[0, 0] == 2  # leading whitespace excluded
+
+
+def test_repeated_sentences_get_their_own_spans():
+    text = "The cat sat. The cat sat. The cat sat."
+    assert sentence_spans(text).tolist() == [[0, 12], [13, 25], [26, 38]]
+
+
+def test_regex_and_callable_overrides():
+    text = "a; b; c"
+    assert texts(text, sentence_spans(text, r"[^;]+")) == ["a", "b", "c"]
+    assert texts(text, sentence_spans(text, re.compile(r"[^;]+"))) == ["a", "b", "c"]
+    assert texts(text, sentence_spans(text, lambda t: [(0, 4), (5, 7)])) == ["a; b", "c"]
+    with pytest.raises(ValueError, match="must not overlap"):
+        sentence_spans(text, lambda t: [(0, 4), (2, 7)])
+    with pytest.raises(TypeError, match="sentences must be"):
+        sentence_spans(text, 3)
+
+
+def test_lines_and_paragraphs():
+    text = "one\r\ntwo  \n\n  \nthree\nfour\n"
+    assert texts(text, line_spans(text)) == ["one", "two", "three", "four"]
+    assert texts(text, paragraph_spans(text)) == ["one\r\ntwo", "three\nfour"]
+    assert paragraph_spans("").shape == (0, 2)
+    assert sentence_spans("   ").shape == (0, 2)
