@@ -13,8 +13,10 @@ from ppl_widget import ModelLoadError, load_model  # noqa: E402
 
 
 def test_importing_the_package_loads_no_heavy_modules():
-    code = ("import sys, ppl_widget; from ppl_widget.core import windows, metrics, text_units, result;"
-            "heavy = {'torch', 'transformers', 'ipywidgets', 'anywidget'} & set(sys.modules);"
+    code = ("import sys, ppl_widget; from ppl_widget.core import windows, metrics, text_units,"
+            " result, levels, sentences, unigram, statistics;"
+            "heavy = {'torch', 'transformers', 'ipywidgets', 'anywidget', 'pandas', 'pysbd',"
+            " 'wordfreq'} & set(sys.modules);"
             "print(sorted(heavy)); sys.exit(1 if heavy else 0)")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stdout + proc.stderr

@@ -130,14 +130,76 @@ def _per_unit_ppl(nll: np.ndarray, counts: np.ndarray) -> np.ndarray:
 
 
 def level_frame(result: ScoreResult, level: str = "token", *, words: WordSpec = None,
-                sentences: SentenceSpec = None) -> pd.DataFrame:
+                sentences: SentenceSpec = None, unigram: Any = None,
+                log_freq: bool | None = None, language: str = "en",
+                bow_correction: bool = False) -> pd.DataFrame:
     """One row per unit of ``level`` in text order (see ``ScoreResult.to_frame``)."""
-    import pandas as pd
-
     if level not in LEVELS:
         raise ValueError(f"level must be one of {', '.join(LEVELS)}; got {level!r}")
+    if bow_correction and level != "word":
+        raise ValueError("bow_correction applies to the word level: use to_frame('word', "
+                         "bow_correction=True)")
+    if log_freq and level != "word":
+        raise ValueError("log_freq (word frequency) applies to the word level")
     if level == "token":
-        return _token_frame(result)
+        frame = _token_frame(result)
+        owner = np.arange(len(result))
+    else:
+        frame, owner = _unit_frame(result, level, words, sentences)
+    if unigram is not None:
+        _add_unigram(frame, result, owner, unigram)
+    if level == "word" and log_freq is not False:
+        _add_log_freq(frame, language, required=bool(log_freq))
+    if bow_correction:
+        from .word_probability import corrected_word_surprisal
+
+        frame["surprisal_corrected"] = corrected_word_surprisal(result, owner, len(frame))
+        frame["surprisal_corrected_bits"] = frame["surprisal_corrected"] / LN2
+    return frame
+
+
+def _add_unigram(frame: pd.DataFrame, result: ScoreResult, owner: np.ndarray,
+                 unigram: Any) -> None:
+    """Unigram NLL, PPL and PPLu per unit, and their ranks (1 = lowest perplexity)."""
+    from .unigram import as_unigram
+
+    u = as_unigram(unigram, result.tokenizer, text=result.text)
+    lp = u.log_prob(result.token_ids)
+    inside = owner >= 0
+    uni_nll = np.bincount(owner[inside], weights=-lp[inside], minlength=len(frame))
+    n = frame["n_tokens"].to_numpy()
+    s = frame["surprisal"].to_numpy()
+    frame["unigram_nll"] = uni_nll
+    frame["unigram_ppl"] = _per_unit_ppl(uni_nll, n)
+    frame["pplu"] = _per_unit_ppl(s - uni_nll, n)
+    if frame.attrs.get("level") == "token":
+        frame["context_gain"] = uni_nll - s  # log P(w|context) - log P_uni(w), nats
+    frame["ppl_rank"] = frame["token_ppl"].rank(method="min").astype("Int64")
+    frame["pplu_rank"] = frame["pplu"].rank(method="min").astype("Int64")
+    frame.attrs["unigram"] = "in-sample" if u.in_sample else u.source
+
+
+def _add_log_freq(frame: pd.DataFrame, language: str, *, required: bool) -> None:
+    """Zipf frequency (log10 per billion words, wordfreq) of each word, as psycholinguists
+    put it beside surprisal; 0 for words wordfreq does not know."""
+    try:
+        from wordfreq import zipf_frequency
+    except ImportError as exc:
+        if required:
+            raise ImportError("log_freq needs wordfreq: pip install 'ppl-widget[analysis]'") \
+                from exc
+        return
+    cache: dict[str, float] = {}
+    for word in frame["text"].unique():
+        cache[word] = zipf_frequency(word, language)
+    frame["log_freq"] = frame["text"].map(cache)
+    frame.attrs["log_freq"] = f"wordfreq Zipf frequency ({language})"
+
+
+def _unit_frame(result: ScoreResult, level: str, words: WordSpec,
+                sentences: SentenceSpec) -> tuple[pd.DataFrame, np.ndarray]:
+    import pandas as pd
+
     spans = unit_spans(result.text, level, words=words, sentences=sentences)
     owner = assign_tokens(result.text, result.offsets, spans, result.is_eos)
     n_units = len(spans)
@@ -165,7 +227,7 @@ def level_frame(result: ScoreResult, level: str = "token", *, words: WordSpec = 
     frame.attrs["outside"] = outside_tokens(result, owner)
     frame.attrs["level"] = level
     frame.attrs["conventions"] = result.conventions()
-    return frame
+    return frame, owner
 
 
 def outside_tokens(result: ScoreResult, owner: np.ndarray) -> list[dict[str, Any]]:

@@ -68,6 +68,8 @@ class ScoreResult:
     partial: bool = False
     total_tokens: int | None = None  # targets the full run would score
     elapsed_s: float = 0.0
+    # the scoring model's tokenizer, when scored in this process (not saved)
+    tokenizer: Any = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         for name, dtype in TOKEN_ARRAYS.items():
@@ -129,7 +131,9 @@ class ScoreResult:
                    partial=self.partial)
         return out
 
-    def metrics(self, *, upto: int | None = None, span: tuple[int, int] | None = None) -> dict:
+    def metrics(self, *, upto: int | None = None, span: tuple[int, int] | None = None,
+                unigram: Any = None, ci: float | None = None, n_boot: int = 1000,
+                seed: int | None = 0, blocks: Any = "sentence") -> dict:
         """Total NLL, unit counts and perplexities of the scored tokens.
 
         ``upto=k``: over the first ``k`` scored tokens (running values).
@@ -138,18 +142,35 @@ class ScoreResult:
         the token before them).  Denominators count the units of the scored
         text (a word counts where it starts), plus one of each for a scored
         EOS; keys ``n_eos`` and ``n_unscored_tokens`` state the conventions.
+
+        ``unigram=``: a ``Unigram`` (or a text / list of texts, counted with this
+        result's tokenizer) adds ``pplu`` and ``unigram_ppl``.  ``ci=0.95`` adds
+        bootstrap intervals ``<key>_ci`` = (lo, hi) for every perplexity and bits per
+        unit, resampling ``blocks`` (sentences by default; see ``core/statistics.py``).
         """
         if upto is not None and span is not None:
             raise ValueError("pass either upto= or span=, not both")
         if span is not None:
             i, j = self.token_range(*span)
-            return self._metrics_of(i, j)
-        n = len(self)
-        if upto is None:
-            return self._metrics_of(0, n)
-        if not 0 <= upto <= n:
-            raise ValueError(f"upto must be between 0 and the {n} scored tokens, got {upto}")
-        return self._metrics_of(0, upto)
+        elif upto is None:
+            i, j = 0, len(self)
+        else:
+            if not 0 <= upto <= len(self):
+                raise ValueError(f"upto must be between 0 and the {len(self)} scored tokens, "
+                                 f"got {upto}")
+            i, j = 0, upto
+        out = self._metrics_of(i, j)
+        if unigram is not None:
+            from .unigram import as_unigram, unigram_metrics
+
+            u = as_unigram(unigram, self.tokenizer, text=self.text)
+            out.update(unigram_metrics(self.surprisal[i:j], self.token_ids[i:j], u))
+        if ci is not None:
+            from .statistics import interval_metrics
+
+            out.update(interval_metrics(self, i, j, ci=ci, n_boot=n_boot, seed=seed,
+                                        blocks=blocks))
+        return out
 
     def token_range(self, a: int, b: int) -> tuple[int, int]:
         """Scored tokens ``[i, j)`` overlapping the character span ``[a, b)``."""
@@ -200,6 +221,11 @@ class ScoreResult:
         non-whitespace character, a whitespace-only token to the next unit;
         ``frame.attrs["outside"]`` lists the tokens of no unit, so the rows'
         surprisals plus theirs equal the total NLL.  See ``core/levels.py``.
+
+        Options: ``unigram=`` adds unigram NLL, PPL, PPLu and ranks (and per-token
+        ``context_gain``); word level adds ``log_freq`` (wordfreq's Zipf scale,
+        ``language="en"``) when wordfreq is installed; ``bow_correction=True`` adds the
+        word probability corrected for leading whitespace (``surprisal_corrected``).
         """
         from .levels import level_frame
 

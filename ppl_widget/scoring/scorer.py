@@ -385,7 +385,8 @@ def _run(prep: Prepared, windows: list[Window], forward: _Forward, lm: LoadedMod
                 prep.text, kept, forward.top_k, vocab={i: vocab[i] for i in ids.tolist()},
                 unscored_token_ids=prep.unscored_ids, unscored_offsets=prep.unscored_offsets,
                 settings={**settings, "batch_size": batch_size},
-                partial=scored < total, total_tokens=total, elapsed_s=elapsed)
+                partial=scored < total, total_tokens=total, elapsed_s=elapsed,
+                tokenizer=lm.tokenizer)
         return build
 
     sequence = torch.as_tensor(prep.sequence, device=lm.device)
