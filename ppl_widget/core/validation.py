@@ -1,0 +1,47 @@
+"""Checks shared by every entry point (``score()``, the widget, the command line).
+
+A count is any integral value: a Python ``int``, a numpy integer, a 0-d numpy
+array or torch tensor of an integer dtype; it is taken through
+``operator.index`` (the protocol Python itself uses for list indices), so a
+stride sweep written with ``np.arange`` or a pandas column just works.  Bools
+(``True`` is an ``int`` to Python, but never a count someone meant) and floats
+(``32.0``) are refused.
+"""
+
+from __future__ import annotations
+
+import operator
+from typing import Any
+
+
+def _is_bool(value: Any) -> bool:
+    if isinstance(value, bool):
+        return True
+    dtype = getattr(value, "dtype", None)  # numpy bool_, bool arrays, torch.bool tensors
+    return dtype is not None and str(dtype).replace("torch.", "") in ("bool", "bool_")
+
+
+def as_count(name: str, value: Any, *, minimum: int | None = None, maximum: int | None = None,
+             rule: str = "an integer") -> int:
+    """``value`` as a Python ``int``, or a ``ValueError`` naming ``name`` and the rule.
+
+    ``rule`` says what the setting must be ("a non-negative integer"); a value of
+    the wrong type, or outside ``[minimum, maximum]``, is reported as
+    ``"{name} must be {rule}, got {value!r}"``.  Without a ``rule`` a value out of
+    range says the bound it broke ("top_k must be at least 0, got -1").
+    """
+    shape = getattr(value, "shape", ())
+    if _is_bool(value) or (shape is not None and len(tuple(shape)) != 0):
+        raise ValueError(f"{name} must be {rule}, got {value!r}")
+    try:
+        count = operator.index(value)
+    except TypeError:
+        raise ValueError(f"{name} must be {rule}, got {value!r}") from None
+    custom = rule != "an integer"
+    if minimum is not None and count < minimum:
+        raise ValueError(f"{name} must be {rule}, got {count!r}" if custom
+                         else f"{name} must be at least {minimum}, got {count}")
+    if maximum is not None and count > maximum:
+        raise ValueError(f"{name} must be {rule}, got {count!r}" if custom
+                         else f"{name} must be at most {maximum}, got {count}")
+    return int(count)
