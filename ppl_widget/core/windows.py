@@ -21,6 +21,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .validation import as_count
+
 
 @dataclass(frozen=True)
 class Window:
@@ -49,11 +51,10 @@ class Window:
         return range(self.target_start - self.input_start, self.target_end - self.input_start)
 
 
-def check_window_params(max_length: int, stride: int) -> None:
-    """Raise ValueError naming the rule that ``max_length``/``stride`` break."""
-    for name, value in (("max_length", max_length), ("stride", stride)):
-        if isinstance(value, bool) or not isinstance(value, int):
-            raise ValueError(f"{name} must be an integer, got {value!r}")
+def check_window_params(max_length: int, stride: int) -> tuple[int, int]:
+    """``(max_length, stride)`` as ints (any integral type is taken), or a
+    ValueError naming the rule they break."""
+    max_length, stride = as_count("max_length", max_length), as_count("stride", stride)
     if max_length < 1:
         raise ValueError(f"max_length must be at least 1, got {max_length}")
     if stride < 1:
@@ -63,11 +64,13 @@ def check_window_params(max_length: int, stride: int) -> None:
             f"stride must not exceed max_length (1 <= stride <= max_length), "
             f"got stride={stride} > max_length={max_length}: tokens would be skipped"
         )
+    return max_length, stride
 
 
 def plan_windows(n_positions: int, max_length: int, stride: int) -> list[Window]:
     """Windows scoring positions ``1 .. n_positions - 1`` of a sequence once each."""
-    check_window_params(max_length, stride)
+    max_length, stride = check_window_params(max_length, stride)
+    n_positions = as_count("n_positions", n_positions)
     if n_positions < 0:
         raise ValueError(f"n_positions must be non-negative, got {n_positions}")
     last = n_positions - 1
