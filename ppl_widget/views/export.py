@@ -1,0 +1,258 @@
+"""Self-contained HTML: the widget's own front end, fed from a result, with no kernel.
+
+One renderer, two hosts.  The page inlines the bundle the widget runs
+(``static/widget.js`` and ``widget.css``) and a small static host
+(``static/static.js``, from ``js/src/static.js``) that stands in for the
+anywidget model: it holds the same synced traits the widget has (``text``,
+``settings``, ``result_data``, ...) and calls the bundle's ``render()``.
+
+Safety: every value travels as JSON inside ``<script type="application/json">``
+with ``<``, ``>``, ``&``, U+2028 and U+2029 written as ``\\uXXXX`` escapes, so no
+character of the input can end the element or open a comment; binary arrays
+are base64.  The view inserts text only as text.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import json
+import math
+import pathlib
+import secrets
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from ..core.result import ScoreResult
+from ..core.text_units import TextUnits
+from . import protocol as P
+
+if TYPE_CHECKING:
+    from .widget import PerplexityWidget
+
+_STATIC = pathlib.Path(__file__).parents[1] / "static"
+_TERMINAL = ("done", "cancelled", "error")
+
+# Controls that need a kernel (re-scoring, cancel) are hidden in a static page;
+# the "Scored with" list stays.  The page's own background follows the OS theme,
+# which the view's theme detection then reads.
+_HOST_CSS = """\
+.pplw-static .pplw-form, .pplw-static .pplw-progress .pplw-btn { display: none !important; }
+.pplw-static-ready > .pplw-static-summary { display: none; }
+.pplw-static-summary, .pplw-static-error { font: 13px/1.4 system-ui, sans-serif; margin: 4px 0; }
+.pplw-static-error { color: #b00020; }
+"""
+_PAGE_CSS = """\
+body { margin: 16px; background: #ffffff; color: #1f1f1f; }
+@media (prefers-color-scheme: dark) { body { background: #1e1e1e; color: #e0e0e0; } }
+"""
+
+
+def _asset(name: str) -> str:
+    path = _STATIC / name
+    if not path.is_file():
+        raise FileNotFoundError(
+            f"the widget's front end is not built ({path} is missing): reinstall with "
+            "`pip install -e .` (needs Node.js and npm), or run `npm install && npm run build` "
+            "in js/")
+    return path.read_text(encoding="utf-8")
+
+
+def script_json(value: Any) -> str:
+    """JSON that is inert inside any HTML element: no ``<``, ``>``, ``&``, U+2028/9."""
+    text = json.dumps(value, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+    for ch, esc in (("<", "\\u003c"), (">", "\\u003e"), ("&", "\\u0026"),
+                    ("\u2028", "\\u2028"), ("\u2029", "\\u2029")):
+        text = text.replace(ch, esc)
+    return text
+
+
+def _json_ready(value: Any) -> Any:
+    """Non-finite floats (not JSON) become null; numpy scalars become Python numbers."""
+    if isinstance(value, dict):
+        return {str(k): _json_ready(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_json_ready(v) for v in value]
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
+
+
+def split_buffers(state: dict[str, Any]) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """Move every binary value out of ``state``: (state without them, [{path, data}])."""
+    buffers: list[dict[str, Any]] = []
+
+    def walk(obj: Any, path: list[Any]) -> Any:
+        if isinstance(obj, (bytes, bytearray, memoryview)):
+            buffers.append({"path": path, "data": base64.b64encode(bytes(obj)).decode("ascii")})
+            return None
+        if isinstance(obj, dict):
+            return {k: walk(v, [*path, k]) for k, v in obj.items()}
+        if isinstance(obj, (list, tuple)):
+            return [walk(v, [*path, i]) for i, v in enumerate(obj)]
+        return obj
+
+    return walk(state, []), buffers
+
+
+# ---- the synced state, from a result or a widget -------------------------------
+def _view_traits() -> dict[str, Any]:
+    """The widget's own synced traits with their defaults (whatever the widget has now)."""
+    import ipywidgets
+
+    from .widget import PerplexityWidget
+
+    base = set(ipywidgets.DOMWidget.class_traits(sync=True))
+    traits = PerplexityWidget.class_traits(sync=True)
+    return {name: trait.default() for name, trait in traits.items()
+            if name not in base and not name.startswith("_")}
+
+
+def result_data(result: ScoreResult, run_id: int = 1) -> dict[str, Any]:
+    """``result``'s arrays as the widget's ``result_data`` trait (UTF-16 offsets, bytes)."""
+    from .widget import encode_chunk
+
+    top_k = int(result.topk_ids.shape[1]) if result.topk_ids.ndim == 2 else 0
+    ids = set(result.token_ids.tolist()) | set(result.topk_ids.ravel().tolist())
+    payload: dict[str, Any] = {
+        "run_id": run_id, "count": len(result), "top_k": top_k,
+        "vocab": {str(k): v for k, v in result.vocab.items() if k in ids},
+        "partial": bool(result.partial), "metrics": _json_ready(result.metrics()),
+    }
+    arrays = {"token_ids": result.token_ids, "offsets": result.offsets,
+              "surprisal": result.surprisal, "entropy": result.entropy, "rank": result.rank,
+              "context_length": result.context_length, "units": result.units,
+              "topk_ids": result.topk_ids.reshape(len(result), top_k),
+              "topk_probs": result.topk_probs.reshape(len(result), top_k)}
+    buffers = encode_chunk(arrays, TextUnits.of(result.text))
+    for (name, _dtype, _per), buf in zip(P.CHUNK_FIELDS, buffers, strict=True):
+        payload[name] = buf
+    return payload
+
+
+def result_settings(result: ScoreResult) -> dict[str, Any]:
+    """The ``settings`` trait the widget shows for ``result`` ("Scored with")."""
+    settings = dict(result.settings)
+    eos = bool(result.settings.get("add_eos", bool(result.is_eos.any())))
+    settings.update(n_unscored=len(result.unscored_token_ids), eos_scored=eos,
+                    total_tokens=result.total_tokens)
+    return _json_ready(settings)
+
+
+def result_state(result: ScoreResult, **view: Any) -> dict[str, Any]:
+    """The widget's synced state showing ``result``; ``view`` sets display traits
+    (``color_mode``, ``show_boundaries``, ...)."""
+    if not isinstance(result, ScoreResult):
+        raise TypeError(f"result must be a ScoreResult, got {type(result).__name__}")
+    state = _view_traits()
+    unknown = set(view) - set(state)
+    if unknown:
+        raise TypeError(f"unknown widget setting(s) {sorted(unknown)}; "
+                        f"the widget has {sorted(state)}")
+    s = result.settings
+    state.update(text=result.text, status="partial" if result.partial else "done", error="",
+                 settings=result_settings(result), max_length=s.get("max_length"),
+                 stride=s.get("stride"),
+                 prefix="bos" if s.get("prefix", "bos") == "bos" else "none",
+                 result_data=result_data(result))
+    state.update(view)
+    return state
+
+
+def widget_state(widget: PerplexityWidget) -> dict[str, Any]:
+    """The widget's synced state now, finished for a page with no kernel: a run still
+    going is shown as what it has scored so far, marked partial."""
+    names = list(_view_traits())
+    state = widget.get_state(names)
+    result = widget.result
+    status = state.get("status")
+    if status not in _TERMINAL or not state.get("result_data"):
+        if result is not None:  # mid-run: what is scored so far
+            state["result_data"] = result_data(result)
+            state["settings"] = state.get("settings") or result_settings(result)
+        state["status"] = status if status in _TERMINAL else "partial"
+    return state
+
+
+# ---- the page ---------------------------------------------------------------------
+def fragment(state: dict[str, Any]) -> str:
+    """One container element that draws the widget from ``state`` (a text/html output)."""
+    clean, buffers = split_buffers(state)
+    summary = _summary(clean)
+    # a random class per fragment: several outputs on one page never share styles
+    uid = secrets.token_hex(4)
+    return (
+        f'<div class="pplw-static pplw-static-{uid}">'
+        f"<style>{_safe_css(_asset('widget.css'))}\n{_HOST_CSS}</style>"
+        f'<div class="pplw-static-summary">{html.escape(summary)}</div>'
+        '<div class="pplw-mount"></div>'
+        f'<script type="application/json" class="pplw-esm">{script_json(_asset("widget.js"))}'
+        "</script>"
+        '<script type="application/json" class="pplw-state">'
+        f'{script_json({"state": _json_ready(clean), "buffers": buffers})}</script>'
+        f"<script>{_safe_script(_asset('static.js'))}</script>"
+        "</div>")
+
+
+def page(state: dict[str, Any], title: str = "ppl-widget") -> str:
+    """A whole HTML document around :func:`fragment`."""
+    return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+            '<meta name="viewport" content="width=device-width, initial-scale=1">'
+            f"<title>{html.escape(title)}</title><style>{_PAGE_CSS}</style></head>"
+            f"<body>{fragment(state)}</body></html>\n")
+
+
+def _summary(state: dict[str, Any]) -> str:
+    """One line of text shown until (or unless) the script draws the widget."""
+    data = state.get("result_data") or {}
+    m = data.get("metrics") or {}
+    model = (state.get("settings") or {}).get("model", "?")
+
+    def num(key: str) -> str:
+        v = m.get(key)
+        return "—" if v is None else f"{v:.4g}"
+
+    return (f"ppl-widget · {model} · {data.get('count', 0)} tokens · perplexity per token "
+            f"{num('token_ppl')}, per word {num('word_ppl')}, per char {num('char_ppl')}, "
+            f"per byte {num('byte_ppl')} (the coloured view needs JavaScript)")
+
+
+def _safe_css(css: str) -> str:
+    if "</" in css or "<!--" in css:
+        raise ValueError("widget.css contains '</' or '<!--', which would end its <style>")
+    return css
+
+
+def _safe_script(js: str) -> str:
+    if "</script" in js.lower() or "<!--" in js:
+        raise ValueError("static.js contains '</script' or '<!--', which would end its <script>")
+    return js
+
+
+def _write(text: str, path: str | pathlib.Path | None) -> str:
+    if path is not None:
+        pathlib.Path(path).write_text(text, encoding="utf-8")
+    return text
+
+
+def result_to_html(result: ScoreResult, path: str | pathlib.Path | None = None, *,
+                   title: str | None = None, **view: Any) -> str:
+    """A self-contained HTML page showing ``result`` as the widget does; written to
+    ``path`` when given.  ``view``: display traits such as ``color_mode="rank"``."""
+    state = result_state(result, **view)
+    return _write(page(state, title or _title(result.settings)), path)
+
+
+def widget_to_html(widget: PerplexityWidget, path: str | pathlib.Path | None = None, *,
+                   title: str | None = None) -> str:
+    """The widget as a self-contained HTML page (what it shows now, with no kernel)."""
+    state = widget_state(widget)
+    return _write(page(state, title or _title(state.get("settings") or {})), path)
+
+
+def _title(settings: dict[str, Any]) -> str:
+    model = settings.get("model")
+    return f"ppl-widget · {model}" if model else "ppl-widget"
