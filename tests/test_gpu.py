@@ -61,8 +61,12 @@ def test_fused_row_statistics_match_float64(vocab):
     logits[1, 5] = 80.0  # one certain token: entropy ~0, its surprisal ~0
     targets = torch.randint(0, vocab, (67,), device="cuda", generator=gen)
     targets[1] = 5
-    out = gpu_stats.slab_stats(logits.clone(), targets, 5)
+    weights = (torch.rand(vocab, device="cuda", generator=gen) < 0.3).float()
+    out = gpu_stats.slab_stats(logits.clone(), targets, 5, weights=weights)
     ref = torch.log_softmax(logits.double(), -1)
+    # the begin-of-word mass: sum of p over the marked tokens
+    torch.testing.assert_close(out["bow_prob"].double(), ref.exp() @ weights.double(),
+                               atol=1e-6, rtol=1e-5)
     surprisal = -ref.gather(1, targets[:, None])[:, 0]
     entropy = -(ref.exp() * ref).sum(-1)
     rank = (logits > logits.gather(1, targets[:, None])).sum(-1) + 1

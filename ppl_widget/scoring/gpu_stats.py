@@ -37,9 +37,11 @@ if triton is not None:
 
     @triton.jit
     def _row_stats_kernel(logits_ptr, stride_row, targets_ptr, out_ptr, rank_ptr, topv_ptr,
-                          topi_ptr, n_vocab, K, BLOCK: tl.constexpr, KP: tl.constexpr):
-        """One program per row, one read of it: online log-sum-exp, entropy, rank and
-        (KP > 0) the top K logits and their ids."""
+                          topi_ptr, w_ptr, mass_ptr, n_vocab, K, BLOCK: tl.constexpr,
+                          KP: tl.constexpr, HAS_W: tl.constexpr):
+        """One program per row, one read of it: online log-sum-exp, entropy, rank,
+        (KP > 0) the top K logits and their ids, and (HAS_W) the probability mass
+        ``sum p w`` of a weight vector over the vocabulary."""
         row = tl.program_id(0).to(tl.int64)
         base = logits_ptr + row * stride_row
         target = tl.load(targets_ptr + row)
@@ -49,6 +51,7 @@ if triton is not None:
         s = tl.zeros((), tl.float32)
         t = tl.zeros((), tl.float32)
         cnt = tl.zeros((), tl.int32)
+        u = tl.zeros((), tl.float32)  # sum e^(x-m) w
         lane = tl.arange(0, BLOCK)
         if KP > 0:
             slot = tl.arange(0, KP)
@@ -66,6 +69,9 @@ if triton is not None:
             # rescale the old sums to the new max: t(m') = a (t(m) + (m' - m) s(m))
             t = alpha * (t + (m_new - m) * s) + tl.sum(d, axis=0)
             s = alpha * s + tl.sum(e, axis=0)
+            if HAS_W:
+                w = tl.load(w_ptr + offs, mask=valid, other=0.0)
+                u = alpha * u + tl.sum(e * w, axis=0)
             cnt += tl.sum((x > x_t).to(tl.int32), axis=0)
             m = m_new
             if KP > 0:
@@ -86,6 +92,8 @@ if triton is not None:
         tl.store(out_ptr + row * 3 + 1, m + log_s - x_t)  # surprisal
         tl.store(out_ptr + row * 3 + 2, log_s + t / s)  # entropy
         tl.store(rank_ptr + row, cnt.to(tl.int64) + 1)
+        if HAS_W:
+            tl.store(mass_ptr + row, u / s)
         if KP > 0:
             # write the kept values in descending order (ties: smaller id first)
             for k in tl.static_range(KP):
@@ -113,7 +121,8 @@ def fused_available(device_index: int = 0) -> bool:
         dev = torch.device("cuda", device_index)
         x = torch.tensor([[1.0, 2.0, 3.0], [0.0, 0.0, -1.0]], device=dev)
         tgt = torch.tensor([1, 2], device=dev)
-        stats, rank = row_stats(x, tgt)[:2]
+        res = row_stats(x, tgt)
+        stats, rank = res["stats"], res["rank"]
         ref = torch.log_softmax(x, -1)
         ok = torch.allclose(stats[:, 1], -ref.gather(1, tgt[:, None])[:, 0], atol=1e-5)
         return bool(ok and rank.tolist() == [2, 3])
@@ -121,36 +130,49 @@ def fused_available(device_index: int = 0) -> bool:
         return False
 
 
-def row_stats(logits: Any, targets: Any, top_k: int = 0) -> tuple[Any, ...]:
+def row_stats(logits: Any, targets: Any, top_k: int = 0, weights: Any = None) -> dict[str, Any]:
     """For fp32 ``logits`` (rows x vocabulary, unit stride along the vocabulary):
-    ``(rows, 3)`` fp32 of log Z, surprisal, entropy; ``(rows,)`` int64 rank; and, for
-    ``0 < top_k <= MAX_FUSED_TOP_K``, the top-k logits ``(rows, k)`` and ids."""
+    ``stats`` (rows, 3) fp32 of log Z, surprisal, entropy; ``rank`` (rows,) int64; for
+    ``0 < top_k <= MAX_FUSED_TOP_K``, ``top_logit`` and ``top_ids`` (rows, k); for an
+    fp32 ``weights`` vector over the vocabulary, ``mass`` = sum of p * weights."""
     import torch
 
     rows, n_vocab = logits.shape
     dev = logits.device
-    out = torch.empty((rows, 3), dtype=torch.float32, device=dev)
-    rank = torch.empty(rows, dtype=torch.int64, device=dev)
     k = top_k if 0 < top_k <= MAX_FUSED_TOP_K else 0
-    top_v = torch.empty((rows, k), dtype=torch.float32, device=dev)
-    top_i = torch.empty((rows, k), dtype=torch.int64, device=dev)
+    res = {"stats": torch.empty((rows, 3), dtype=torch.float32, device=dev),
+           "rank": torch.empty(rows, dtype=torch.int64, device=dev),
+           "top_logit": torch.empty((rows, k), dtype=torch.float32, device=dev),
+           "top_ids": torch.empty((rows, k), dtype=torch.int64, device=dev),
+           "mass": torch.empty(rows if weights is not None else 0, dtype=torch.float32,
+                               device=dev)}
     if rows:
         kp = 1 << (k - 1).bit_length() if k else 0
-        _row_stats_kernel[(rows,)](logits, logits.stride(0), targets, out, rank, top_v, top_i,
-                                   n_vocab, k, BLOCK=BLOCK_V, KP=kp, num_warps=8)
-    return (out, rank, top_v, top_i) if k else (out, rank)
+        w = weights if weights is not None else res["mass"]  # unread without HAS_W
+        _row_stats_kernel[(rows,)](logits, logits.stride(0), targets, res["stats"],
+                                   res["rank"], res["top_logit"], res["top_ids"], w,
+                                   res["mass"], n_vocab, k, BLOCK=BLOCK_V, KP=kp,
+                                   HAS_W=weights is not None, num_warps=8)
+    if not k:
+        del res["top_logit"], res["top_ids"]
+    if weights is None:
+        del res["mass"]
+    return res
 
 
-def slab_stats(logits: Any, targets: Any, top_k: int) -> dict[str, Any]:
-    """The statistics of one slab of fp32 logits, all still on the device."""
+def slab_stats(logits: Any, targets: Any, top_k: int, weights: Any = None) -> dict[str, Any]:
+    """The statistics of one slab of fp32 logits, all still on the device; with
+    ``weights`` (the begin-of-word mask) also ``bow_prob``, the mass it carries."""
     import torch
 
-    fused = row_stats(logits, targets, top_k)
-    stats, rank = fused[0], fused[1]
-    out = {"surprisal": stats[:, 1], "entropy": stats[:, 2], "rank": rank}
+    fused = row_stats(logits, targets, top_k, weights)
+    stats = fused["stats"]
+    out = {"surprisal": stats[:, 1], "entropy": stats[:, 2], "rank": fused["rank"]}
+    if weights is not None:
+        out["bow_prob"] = fused["mass"]
     if top_k:
-        if len(fused) == 4:
-            top_logit, top_idx = fused[2], fused[3]
+        if "top_ids" in fused:
+            top_logit, top_idx = fused["top_logit"], fused["top_ids"]
         else:
             top_logit, top_idx = logits.topk(top_k, dim=-1)
         out["topk_ids"] = top_idx
