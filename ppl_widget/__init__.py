@@ -25,6 +25,9 @@ _LAZY = {
     "ScoreProgress": "scoring.scorer",
     "ScoringError": "scoring.scorer",
     "PerplexityWidget": "views.widget",
+    "compare": "scoring.compare",
+    "Comparison": "scoring.compare",
+    "ComparisonWidget": "views.compare_widget",
 }
 
 __all__ = [
@@ -33,7 +36,13 @@ __all__ = [
 ]
 
 
+#: sub-modules reachable as attributes (``ppl_widget.charts``), imported on first use
+_LAZY_MODULES = {"charts": "views.charts"}
+
+
 def __getattr__(name: str) -> Any:
+    if name in _LAZY_MODULES:
+        return importlib.import_module(f".{_LAZY_MODULES[name]}", __name__)
     if name in _LAZY:
         module = importlib.import_module(f".{_LAZY[name]}", __name__)
         return getattr(module, name)

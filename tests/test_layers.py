@@ -24,7 +24,11 @@ CORE_FORBIDDEN = {"torch", "transformers", "anywidget", "ipywidgets", "traitlets
 
 #: Convenience methods that forward to a higher layer with a function-level import
 #: (e.g. ``ScoreResult.to_html`` -> the export view).  Each one is listed here on purpose.
-ALLOWED_UPWARD: set[tuple[str, str]] = set()
+ALLOWED_UPWARD: set[tuple[str, str]] = {
+    # Comparison.chart() / .widget(): the comparison's views, imported when asked for
+    ("ppl_widget.scoring.compare", "ppl_widget.views.charts"),
+    ("ppl_widget.scoring.compare", "ppl_widget.views.compare_widget"),
+}
 
 
 def _module_name(path: pathlib.Path) -> str:
