@@ -28,6 +28,8 @@ ALLOWED_UPWARD: set[tuple[str, str]] = {
     # Comparison.chart() / .widget(): the comparison's views, imported when asked for
     ("ppl_widget.scoring.compare", "ppl_widget.views.charts"),
     ("ppl_widget.scoring.compare", "ppl_widget.views.compare_widget"),
+    # ScoreResult.to_html(): the self-contained page, built by the export view
+    ("ppl_widget.core.result", "ppl_widget.views.export"),
 }
 
 

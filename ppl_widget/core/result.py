@@ -282,6 +282,13 @@ class ScoreResult:
                 f.write(data)
         return data
 
+    def to_html(self, path: Any = None, **view: Any) -> str:
+        """One self-contained HTML page showing this result as the widget does (no kernel,
+        no network); written to ``path`` when given.  See ``views.export.result_to_html``."""
+        from ..views.export import result_to_html  # upward on purpose: tests/test_layers.py
+
+        return result_to_html(self, path, **view)
+
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> ScoreResult:
         tok = data["tokens"]
