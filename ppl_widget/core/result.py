@@ -28,6 +28,9 @@ TOKEN_ARRAYS: dict[str, Any] = {
     "topk_probs": np.float64,  # (n, top_k)
     "units": np.int64,  # (n, 3): words, chars, bytes attributed to the token
     "is_eos": np.bool_,
+    # b(i): probability, where token i is predicted, that the next token begins a word
+    # (whitespace-initial vocabulary items + EOS); NaN where the model kind lacks it
+    "bow_prob": np.float64,
 }
 
 
@@ -61,6 +64,7 @@ class ScoreResult:
     topk_probs: np.ndarray
     units: np.ndarray
     is_eos: np.ndarray
+    bow_prob: np.ndarray | None = None  # NaN per token when not given
     vocab: dict[int, str] = field(default_factory=dict)
     unscored_token_ids: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
     unscored_offsets: np.ndarray = field(default_factory=lambda: np.zeros((0, 2), np.int64))
@@ -68,10 +72,13 @@ class ScoreResult:
     partial: bool = False
     total_tokens: int | None = None  # targets the full run would score
     elapsed_s: float = 0.0
+    bow_prob_end: float = float("nan")  # b after the last token (word ends there?)
     # the scoring model's tokenizer, when scored in this process (not saved)
     tokenizer: Any = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
+        if self.bow_prob is None:
+            self.bow_prob = np.full(len(np.asarray(self.token_ids)), np.nan)
         for name, dtype in TOKEN_ARRAYS.items():
             setattr(self, name, np.asarray(getattr(self, name), dtype=dtype))
         self.unscored_token_ids = np.asarray(self.unscored_token_ids, dtype=np.int64)
@@ -262,6 +269,7 @@ class ScoreResult:
             "partial": self.partial,
             "total_tokens": self.total_tokens,
             "elapsed_s": self.elapsed_s,
+            "bow_prob_end": None if math.isnan(self.bow_prob_end) else self.bow_prob_end,
             "metrics": m,
             "conventions": self.conventions(),
             "unscored": {"token_ids": self.unscored_token_ids.tolist(),
@@ -269,6 +277,7 @@ class ScoreResult:
             "tokens": {
                 "text": self.tokens,
                 **{k: getattr(self, k).tolist() for k in TOKEN_ARRAYS},
+                "bow_prob": [None if math.isnan(x) else x for x in self.bow_prob.tolist()],
                 "surprisal_bits": self.surprisal_bits.tolist(),
                 "probability": self.probability.tolist(),
             },
@@ -293,8 +302,9 @@ class ScoreResult:
     def from_dict(cls, data: dict[str, Any]) -> ScoreResult:
         tok = data["tokens"]
         top_k = int(data.get("settings", {}).get("top_k", 0))
-        arrays = {k: np.asarray(tok[k]) for k in TOKEN_ARRAYS}
+        arrays = {k: np.asarray(tok[k]) for k in TOKEN_ARRAYS if k in tok}
         n = len(arrays["token_ids"])
+        arrays.setdefault("bow_prob", np.full(n, np.nan))  # saved before b(i) existed
         for k, cols in (("offsets", 2), ("units", 3), ("topk_ids", top_k), ("topk_probs", top_k)):
             arrays[k] = arrays[k].reshape(n, cols)
         return cls(
@@ -304,6 +314,7 @@ class ScoreResult:
             unscored_offsets=data["unscored"]["offsets"],
             settings=data.get("settings", {}), partial=data.get("partial", False),
             total_tokens=data.get("total_tokens"), elapsed_s=data.get("elapsed_s", 0.0),
+            bow_prob_end=_float(data.get("bow_prob_end")),
         )
 
     def units_of_text(self, words: Any = None) -> TextUnits:
@@ -315,3 +326,8 @@ class ScoreResult:
         return (f"<{state}ScoreResult: {m['n_tokens']}/{self.total_tokens} tokens, "
                 f"token_ppl={m['token_ppl']:.4g}, word_ppl={m['word_ppl']:.4g}, "
                 f"bits_per_byte={m['bits_per_byte']:.4g}>")
+
+
+def _float(value: Any) -> float:
+    """JSON null (NaN when saved) back to NaN."""
+    return float("nan") if value is None else float(value)

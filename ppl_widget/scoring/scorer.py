@@ -165,6 +165,7 @@ class _Forward:
         self.base = None if (base is None or base is model or post_head) else base
         self.vocab_size = self.head.weight.shape[0]
         self.cuda = getattr(lm.device, "type", None) == "cuda"
+        self.bow_mask = _bow_mask(lm, self.vocab_size)  # for b(i), the begin-of-word prob
         self.max_logits = MAX_LOGIT_ELEMENTS_CUDA if self.cuda else MAX_LOGIT_ELEMENTS
         self.fused = False
         self.head_fp32 = None
@@ -197,7 +198,8 @@ class _Forward:
         if self.fused:
             from . import gpu_stats
 
-            return gpu_stats.slab_stats(logits, tgt, self.top_k)
+            # the begin-of-word mass is one more sum in the same single read of each row
+            return gpu_stats.slab_stats(logits, tgt, self.top_k, weights=self.bow_mask)
         out: dict[str, Any] = {}
         # Shift in place so the max logit is 0: then log Z = -log(max prob) and the
         # entropy below adds two non-negative terms, with no cancellation in fp32.
@@ -213,6 +215,8 @@ class _Forward:
         # float sum of the comparison is ~40% faster than summing bools
         greater = (logits > tgt_logit[:, None]).to(torch.float32).sum(dim=-1)
         out["rank"] = greater.to(torch.int64) + 1
+        if self.bow_mask is not None:  # one matrix-vector product per slab
+            out["bow_prob"] = probs @ self.bow_mask
         if self.top_k:
             top_p, top_idx = probs.topk(self.top_k, dim=-1)
             out["topk_ids"] = top_idx
@@ -256,6 +260,31 @@ class _Forward:
 
     def score_batch(self, sequence: Any, batch: list[Window]) -> dict[str, np.ndarray]:
         return self.submit(sequence, batch)()
+
+    def bow_after_last(self, sequence: Any, max_length: int) -> float:
+        """b at the position after the last token: one more row, from the last
+        ``max_length`` positions (so the last word's end is paid for)."""
+        import torch
+
+        if self.bow_mask is None or len(sequence) == 0:
+            return math.nan
+        inputs = sequence[max(0, len(sequence) - max_length):][None]
+        with torch.inference_mode():
+            logits = next(iter(self.target_logits(inputs, [1])))
+            probs = torch.softmax(logits.float(), dim=-1)
+            return float((probs @ self.bow_mask)[0])
+
+
+def _bow_mask(lm: LoadedModel, vocab_size: int) -> Any:
+    """The begin-of-word mask as an fp32 vector on the model's device (None if unknown)."""
+    import torch
+
+    from .word_boundary import boundary_mask
+
+    mask = boundary_mask(lm.tokenizer, vocab_size)
+    if mask is None:
+        return None
+    return torch.as_tensor(mask, dtype=torch.float32, device=lm.device)
 
 
 def _last_rows(states: Any, n_targets: list[int]) -> Any:
@@ -375,6 +404,7 @@ def _run(prep: Prepared, windows: list[Window], forward: _Forward, lm: LoadedMod
     done = 0
     t0 = time.perf_counter()
     cancelled = False
+    bow_end = [math.nan]  # b after the last token, computed once every token is scored
 
     def snapshot(n_parts: int, scored: int, elapsed: float) -> Callable[[], ScoreResult]:
         """The result as it stands now, built only if asked for."""
@@ -386,7 +416,8 @@ def _run(prep: Prepared, windows: list[Window], forward: _Forward, lm: LoadedMod
                 unscored_token_ids=prep.unscored_ids, unscored_offsets=prep.unscored_offsets,
                 settings={**settings, "batch_size": batch_size},
                 partial=scored < total, total_tokens=total, elapsed_s=elapsed,
-                tokenizer=lm.tokenizer)
+                tokenizer=lm.tokenizer,
+                bow_prob_end=bow_end[0] if scored == total else math.nan)
         return build
 
     sequence = torch.as_tensor(prep.sequence, device=lm.device)
@@ -433,7 +464,13 @@ def _run(prep: Prepared, windows: list[Window], forward: _Forward, lm: LoadedMod
         arrays.update(token_ids=prep.target_ids[start:stop],
                       offsets=prep.target_offsets[start:stop],
                       units=prep.target_units[start:stop], is_eos=prep.target_is_eos[start:stop])
+        arrays.setdefault("bow_prob", np.full(stop - start, np.nan))  # model kinds without b
         arrays = {k: np.asarray(arrays[k], dtype=TOKEN_ARRAYS[k]) for k in TOKEN_ARRAYS}
+        if stop == total and hasattr(forward, "bow_after_last"):
+            try:
+                bow_end[0] = forward.bow_after_last(sequence, settings["max_length"])
+            except Exception as exc:
+                raise failed(exc) from exc
         new_ids = [i for i in _ids_in([arrays]).tolist() if i not in vocab]
         new_vocab = _decode_each(lm.tokenizer, new_ids)
         vocab.update(new_vocab)
