@@ -28,6 +28,7 @@ _LAZY = {
     "compare": "scoring.compare",
     "Comparison": "scoring.compare",
     "ComparisonWidget": "views.compare_widget",
+    "Unigram": "core.unigram",
 }
 
 __all__ = [

@@ -48,6 +48,7 @@ def test_pplu_per_sentence_and_context_gain():
     tokens = res.to_frame("token", unigram=u)
     assert tokens["context_gain"].tolist() == pytest.approx(
         [-2.0 - math.log(0.5), -0.5 - math.log(0.25), -1.0 - math.log(0.5)])
+    assert res.context_gain(u).tolist() == pytest.approx(tokens["context_gain"].tolist())
     words = res.to_frame("word", unigram=u, log_freq=False)
     assert words["pplu"].tolist() == pytest.approx(
         [math.exp(2 + math.log(0.5)), math.exp((0.5 + math.log(0.25) + 1 + math.log(0.5)) / 2)])

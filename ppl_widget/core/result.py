@@ -216,6 +216,14 @@ class ScoreResult:
         with np.errstate(divide="ignore"):
             return unigram_normalized_perplexity(self.surprisal, np.log(p[self.token_ids]))
 
+    def context_gain(self, unigram: Any) -> np.ndarray:
+        """Per scored token, ``log P(w|context) - log P_uni(w)`` in nats: how much the
+        context helped over the unigram (``unigram`` as for ``metrics``)."""
+        from .unigram import as_unigram
+
+        u = as_unigram(unigram, self.tokenizer, text=self.text)
+        return -self.surprisal - u.log_prob(self.token_ids)
+
     def to_frame(self, level: str = "token", *, words: Any = None, sentences: Any = None,
                  **options: Any) -> Any:
         """A pandas DataFrame, one row per unit of ``level`` in text order.
