@@ -15,6 +15,7 @@ import numpy as np
 
 from .metrics import LN2, summarize, unigram_normalized_perplexity
 from .text_units import TextUnits
+from .validation import as_count
 
 #: Per-token arrays, with the dtype each is stored in.
 TOKEN_ARRAYS: dict[str, Any] = {
@@ -162,6 +163,7 @@ class ScoreResult:
         elif upto is None:
             i, j = 0, len(self)
         else:
+            upto = as_count("upto", upto)
             if not 0 <= upto <= len(self):
                 raise ValueError(f"upto must be between 0 and the {len(self)} scored tokens, "
                                  f"got {upto}")
@@ -181,6 +183,7 @@ class ScoreResult:
 
     def token_range(self, a: int, b: int) -> tuple[int, int]:
         """Scored tokens ``[i, j)`` overlapping the character span ``[a, b)``."""
+        a, b = as_count("span start", a), as_count("span end", b)
         if not 0 <= a <= b <= len(self.text):
             raise ValueError(f"span must satisfy 0 <= start <= end <= len(text)={len(self.text)}, "
                              f"got ({a}, {b})")

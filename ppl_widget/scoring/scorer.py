@@ -18,6 +18,7 @@ import numpy as np
 
 from ..core.result import TOKEN_ARRAYS, ScoreResult, empty_token_arrays
 from ..core.text_units import TextUnits, WordSpec, partition_offsets
+from ..core.validation import as_count
 from ..core.windows import Window, check_window_params, plan_windows
 from .encode import encode_with_offsets
 from .models import LoadedModel, load_model
@@ -68,6 +69,7 @@ def prepare(text: str, lm: LoadedModel, *, prefix: str | None = "bos", add_eos: 
         raise TypeError(f"text must be a str, got {type(text).__name__}")
     if prefix not in ("bos", None):
         raise ValueError(f"prefix must be 'bos' or None, got {prefix!r}")
+    check_encodable(text)
     tok = lm.tokenizer
     ids, raw_offsets = encode_with_offsets(tok, text)  # long texts: pieces on all cores
     spans = partition_offsets(raw_offsets, len(text))
@@ -102,6 +104,21 @@ def prepare(text: str, lm: LoadedModel, *, prefix: str | None = "bos", add_eos: 
                     target_offsets=offsets.reshape(-1, 2), target_units=tunits.reshape(-1, 3),
                     target_is_eos=is_eos, unscored_ids=ids[:n_unscored],
                     unscored_offsets=spans[:n_unscored], prefix_token=prefix_token)
+
+
+def check_encodable(text: str) -> None:
+    """A str that is not valid Unicode (a lone surrogate, from a bad decode or
+    ``surrogateescape``) cannot be tokenized: name where it is."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        bad = text[exc.start]
+        raise ValueError(
+            f"text is not valid Unicode: lone surrogate U+{ord(bad):04X} at character "
+            f"{exc.start} (of {len(text)}); it usually comes from bytes decoded with "
+            "errors='surrogateescape' or a broken UTF-16 pair. Decode the source with its "
+            "real encoding, or drop it: text.encode('utf-8', 'replace').decode()"
+        ) from None
 
 
 @dataclass
@@ -353,9 +370,10 @@ def resolve_window(lm: LoadedModel, max_length: int | None, stride: int | None) 
     """Defaults: the model's context length (capped on CPU), stride half of it."""
     if max_length is None:
         max_length = lm.default_max_length()
-    if stride is None and isinstance(max_length, int):
+    max_length = as_count("max_length", max_length)
+    if stride is None:
         stride = max(1, max_length // 2)
-    check_window_params(max_length, stride)
+    max_length, stride = check_window_params(max_length, stride)
     ctx = lm.context_length
     if ctx is not None and max_length > ctx:
         raise ValueError(f"max_length must not exceed the model's context length ({ctx}), "
@@ -375,16 +393,18 @@ def stream(text: str, lm: Any = None, *, max_length: int | None = None, stride: 
     carries the partial result.
     """
     lm = _as_loaded(lm)
-    if isinstance(top_k, bool) or not isinstance(top_k, int) or top_k < 0:
-        raise ValueError(f"top_k must be a non-negative integer, got {top_k!r}")
+    top_k = as_count("top_k", top_k, minimum=0, rule="a non-negative integer")
     max_length, stride = resolve_window(lm, max_length, stride)
     if batch_size == "auto":
         batch_size = auto_batch_size(lm, max_length)
-    if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
-        raise ValueError(f"batch_size must be 'auto' or a positive integer, got {batch_size!r}")
+    batch_size = as_count("batch_size", batch_size, minimum=1,
+                          rule="'auto' or a positive integer")
     prep = prepare(text, lm, prefix=prefix, add_eos=add_eos, words=words)
     windows = plan_windows(len(prep.sequence), max_length, stride)
-    forward = _Forward(lm, min(top_k, lm.model.get_output_embeddings().weight.shape[0]))
+    if hasattr(lm, "make_forward"):  # another model kind (scoring/ngram.py) brings its own
+        forward = lm.make_forward(top_k)
+    else:
+        forward = _Forward(lm, min(top_k, lm.model.get_output_embeddings().weight.shape[0]))
     settings = {
         "model": lm.name, "max_length": max_length, "stride": stride, "prefix": prefix,
         "prefix_token": prep.prefix_token, "add_eos": add_eos, "top_k": forward.top_k,
@@ -538,7 +558,7 @@ _default_model: LoadedModel | None = None
 def _as_loaded(lm: Any) -> LoadedModel:
     """Anything ``load_model`` takes; the default model is loaded once per process."""
     global _default_model
-    if isinstance(lm, LoadedModel):
+    if isinstance(lm, LoadedModel) or hasattr(lm, "make_forward"):  # e.g. an NGramModel
         return lm
     if lm is None:
         if _default_model is None:
