@@ -256,3 +256,53 @@ def widget_to_html(widget: PerplexityWidget, path: str | pathlib.Path | None = N
 def _title(settings: dict[str, Any]) -> str:
     model = settings.get("model")
     return f"ppl-widget · {model}" if model else "ppl-widget"
+
+
+# ---- the widget's notebook output ------------------------------------------------
+def with_static_fallback(widget: PerplexityWidget, bundle: Any) -> Any:
+    """``bundle`` (the widget-view mime bundle) plus the static page as ``text/html``.
+
+    Front ends that run widgets (JupyterLab, Notebook 7, VS Code) rank the widget
+    view first and show only it; nbconvert, Jupyter Book and previews with no widget
+    manager fall back to the text/html.  ``bundle`` is a data dict or anywidget's
+    ``(data, metadata)``; the same shape comes back."""
+    data, metadata = bundle if isinstance(bundle, tuple) else (bundle, None)
+    data = dict(data)
+    try:
+        data["text/html"] = fragment(widget_state(widget))
+    except FileNotFoundError:  # front end not built: the live widget fails the same way
+        pass
+    return data if metadata is None else (data, metadata)
+
+
+def _bundle_of(widget: PerplexityWidget) -> tuple[dict, dict]:
+    bundle = widget._repr_mimebundle_()
+    return bundle if isinstance(bundle, tuple) else (bundle, {})
+
+
+def _display_id(widget: PerplexityWidget) -> str:
+    return f"ppl-widget-{widget.model_id}"
+
+
+def display_widget(widget: PerplexityWidget) -> None:
+    """Show the widget with a display id; when a run ends, the output is updated so a
+    notebook saved afterwards holds the final page as its text/html.
+
+    The update goes to every output of this widget (all share the id); in a live
+    front end it redraws the widget view once, from its synced final state."""
+    from IPython.display import display
+
+    data, metadata = _bundle_of(widget)
+    display(data, metadata=metadata, raw=True, display_id=_display_id(widget))
+    if not getattr(widget, "_pplw_fallback_watched", False):
+        widget._pplw_fallback_watched = True
+        widget.observe(lambda change: _refresh_display(widget, change), names=["status"])
+
+
+def _refresh_display(widget: PerplexityWidget, change: dict) -> None:
+    if change["new"] not in _TERMINAL or change["old"] == change["new"]:
+        return
+    from IPython.display import update_display
+
+    data, metadata = _bundle_of(widget)
+    update_display(data, metadata=metadata, raw=True, display_id=_display_id(widget))

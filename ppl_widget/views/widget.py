@@ -173,6 +173,26 @@ class PerplexityWidget(anywidget.AnyWidget):
             self._collecting_control_edits = False
         self.start()
 
+    # ---- static page (views/export.py) ------------------------------------
+    def to_html(self, path: Any = None, **kwargs: Any) -> str:
+        """What the widget shows now, as one self-contained HTML page (no kernel, no
+        network); written to ``path`` when given.  A run still going is exported as partial."""
+        from .export import widget_to_html
+
+        return widget_to_html(self, path, **kwargs)
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> dict:
+        # the live view, plus the static page as text/html for where no widget manager runs
+        from .export import with_static_fallback
+
+        return with_static_fallback(self, super()._repr_mimebundle_(**kwargs))
+
+    def _ipython_display_(self) -> None:
+        # shown with a display id, so the text/html is brought up to date when scoring ends
+        from .export import display_widget
+
+        display_widget(self)
+
     # ---- scoring thread --------------------------------------------------
     def _is_current(self, run_id: int) -> bool:
         return run_id == self._run_id
