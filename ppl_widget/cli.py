@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import argparse
+import codecs
 import math
 import sys
 from typing import TextIO
 
 from .core.metrics import METRIC_KEYS
+from .core.validation import as_count
 
 
 def _progress_bar(done: int, total: int, rate: float, eta: float, width: int = 30) -> str:
@@ -41,26 +43,70 @@ def format_metrics(metrics: dict, conventions: str = "") -> str:
     return "\n".join(lines)
 
 
-def _read_text(path: str) -> str:
+def _read_text(path: str, encoding: str = "utf-8") -> str:
+    """The file's text, CRLF kept as written; a byte the encoding cannot decode is
+    named by offset in a one-line ValueError."""
     if path == "-":
-        return sys.stdin.read()
-    with open(path, encoding="utf-8", newline="") as f:  # keep CRLF as written
-        return f.read()
+        stream = getattr(sys.stdin, "buffer", None)
+        if stream is None:  # a text-only stdin (tests, some IDEs): already decoded
+            return sys.stdin.read()
+        data, name = stream.read(), "standard input"
+    else:
+        with open(path, "rb") as f:
+            data, name = f.read(), path
+    try:
+        codecs.lookup(encoding)
+    except LookupError:
+        raise ValueError(f"unknown encoding {encoding!r} (--encoding); try utf-8, latin-1, "
+                         "cp1252, utf-16") from None
+    codec = "utf-8-sig" if codecs.lookup(encoding).name == "utf-8" else encoding  # drop a BOM
+    try:
+        return data.decode(codec)
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise ValueError(
+            f"{name} is not valid {encoding}: byte 0x{data[exc.start]:02x} at offset "
+            f"{exc.start} (line {line}) cannot be decoded; if the file is in another encoding "
+            "pass it, e.g. --encoding latin-1 (or cp1252, utf-16)"
+        ) from None
+
+
+def _count(text: str) -> int:
+    """An argparse type: a whole number (range checks are score()'s, with its messages)."""
+    try:
+        return int(text.strip(), 10)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a whole number, got {text!r}") from None
+
+
+def check_counts(args: argparse.Namespace) -> None:
+    """The window and top-k rules, checked before a model is loaded (seconds to minutes)."""
+    from .core.windows import check_window_params
+
+    as_count("top_k", args.top_k, minimum=0, rule="a non-negative integer")
+    if args.max_length is not None:
+        check_window_params(args.max_length, args.stride if args.stride is not None
+                            else max(1, args.max_length // 2))
+    elif args.stride is not None:
+        as_count("stride", args.stride, minimum=1,
+                 rule="at least 1 (1 <= stride <= max_length)")
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="ppl-widget", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
     p = sub.add_parser("score", help="score a text file and print perplexity metrics")
-    p.add_argument("file", help="UTF-8 text file, or - for standard input")
+    p.add_argument("file", help="text file (UTF-8 unless --encoding), or - for standard input")
+    p.add_argument("--encoding", default="utf-8",
+                   help="the file's text encoding (default utf-8; e.g. latin-1, cp1252)")
     p.add_argument("--model", default=None,
                    help="model id, local directory or .gguf file (default: embedded SmolLM2)")
-    p.add_argument("--max-length", type=int, default=None, help="window length in tokens")
-    p.add_argument("--stride", type=int, default=None, help="new targets per window")
+    p.add_argument("--max-length", type=_count, default=None, help="window length in tokens")
+    p.add_argument("--stride", type=_count, default=None, help="new targets per window")
     p.add_argument("--no-prefix", action="store_true",
                    help="leave the first token unscored instead of scoring it after BOS")
     p.add_argument("--add-eos", action="store_true", help="also score an end-of-text token")
-    p.add_argument("--top-k", type=int, default=5, help="alternatives kept per token")
+    p.add_argument("--top-k", type=_count, default=5, help="alternatives kept per token")
     p.add_argument("--device", default="auto", help="auto, cpu, cuda, cuda:1, mps")
     p.add_argument("--dtype", default="auto", help="auto, float32, bfloat16, float16")
     p.add_argument("--json", metavar="OUT", help="write the full per-token result here")
@@ -71,7 +117,8 @@ def run_score(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from .scoring.models import load_model
     from .scoring.scorer import ScoringError, stream
 
-    text = _read_text(args.file)
+    check_counts(args)
+    text = _read_text(args.file, args.encoding)
     err.write("loading model...\n")
     lm = load_model(args.model, device=args.device, dtype=args.dtype)
     last = None
@@ -85,6 +132,10 @@ def run_score(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         err.write(f"\nerror: {exc}\n")
         result = exc.partial_result
         code = 1
+    except KeyboardInterrupt:  # Ctrl-C: what was scored is still printed (and saved)
+        err.write("\ninterrupted: the metrics below cover the tokens scored so far\n")
+        result = last.result if last is not None else None
+        code = 130
     else:
         err.write("\n")
         result = last.result

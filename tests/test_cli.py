@@ -1,0 +1,170 @@
+"""The command line: encodings, counts checked before a model loads, one-line
+errors, and Ctrl-C keeping what was scored (issue 11, items 1, 3 and 4)."""
+
+from __future__ import annotations
+
+import io
+import json
+import sys
+
+import pytest
+
+from ppl_widget.cli import main
+
+pytest.importorskip("torch")
+
+TEXT = ("Caf\u00e9 cr\u00e8me, na\u00efve r\u00e9sum\u00e9.\r\n"
+        "The quick brown fox jumps over the dog.")
+
+
+@pytest.fixture(scope="module")
+def model_dir(tmp_path_factory, tiny_gpt2):
+    path = tmp_path_factory.mktemp("model")
+    tiny_gpt2.model.save_pretrained(path)
+    tiny_gpt2.tokenizer.save_pretrained(path)
+    return str(path)
+
+
+def _run(argv, capsys):
+    code = main(argv)
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def _error_lines(err: str) -> list[str]:
+    return [line for line in err.splitlines() if line.startswith("ppl-widget: error")]
+
+
+def test_a_file_that_is_not_utf8_is_named_with_its_byte_offset(tmp_path, capsys, monkeypatch):
+    from ppl_widget.scoring import models
+
+    monkeypatch.setattr(models, "load_model", lambda *a, **k: pytest.fail("model loaded"))
+    path = tmp_path / "latin.txt"
+    path.write_bytes(TEXT.encode("latin-1"))
+    code, out, err = _run(["score", str(path)], capsys)
+    assert code == 2 and out == ""
+    assert err.count("\n") == 1, err  # one line
+    assert (f"ppl-widget: error: {path} is not valid utf-8: byte 0xe9 at offset 3 (line 1) "
+            "cannot be decoded") in err
+    assert "--encoding latin-1" in err
+
+
+def test_the_offset_and_line_are_those_of_the_bad_byte(tmp_path, capsys):
+    path = tmp_path / "t.txt"
+    data = "line one\nline two \u00e9\n".encode() + b"third \xff line\n"
+    path.write_bytes(data)
+    code, _, err = _run(["score", str(path)], capsys)
+    assert code == 2
+    offset = data.index(b"\xff")
+    assert f"byte 0xff at offset {offset} (line 3)" in err
+
+
+def test_encoding_option_reads_the_file(tmp_path, capsys, model_dir, tiny_gpt2):
+    from ppl_widget import score
+
+    path = tmp_path / "latin.txt"
+    path.write_bytes(TEXT.encode("latin-1"))
+    out_json = tmp_path / "r.json"
+    code, out, err = _run(["score", str(path), "--encoding", "latin-1", "--model", model_dir,
+                           "--max-length", "16", "--stride", "8", "--top-k", "2",
+                           "--json", str(out_json)], capsys)
+    assert code == 0, err
+    data = json.loads(out_json.read_text())
+    assert data["text"] == TEXT  # decoded right, CRLF kept as written
+    expected = score(TEXT, tiny_gpt2, max_length=16, stride=8, top_k=2).metrics()
+    assert data["metrics"]["total_nll"] == pytest.approx(expected["total_nll"], rel=1e-6)
+    assert "perplexity / word" in out
+
+
+def test_utf8_bom_is_dropped_and_stdin_works(tmp_path, capsys, model_dir, monkeypatch):
+    out_json = tmp_path / "r.json"
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(
+        b"\xef\xbb\xbf" + TEXT.encode("utf-8"))))
+    code, _, err = _run(["score", "-", "--model", model_dir, "--max-length", "16",
+                         "--json", str(out_json)], capsys)
+    assert code == 0, err
+    assert json.loads(out_json.read_text())["text"] == TEXT
+
+
+def test_stdin_in_another_encoding(tmp_path, capsys, model_dir, monkeypatch):
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(TEXT.encode("cp1252"))))
+    code, _, err = _run(["score", "-", "--model", model_dir], capsys)
+    assert code == 2 and "standard input is not valid utf-8: byte 0xe9 at offset 3" in err
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(TEXT.encode("cp1252"))))
+    out_json = tmp_path / "r.json"
+    code, _, err = _run(["score", "-", "--encoding", "cp1252", "--model", model_dir,
+                         "--json", str(out_json)], capsys)
+    assert code == 0, err
+    assert json.loads(out_json.read_text())["text"] == TEXT
+
+
+def test_unknown_encoding(tmp_path, capsys):
+    path = tmp_path / "t.txt"
+    path.write_text("hi", encoding="utf-8")
+    code, _, err = _run(["score", str(path), "--encoding", "klingon"], capsys)
+    assert code == 2 and _error_lines(err) == [
+        "ppl-widget: error: unknown encoding 'klingon' (--encoding); try utf-8, latin-1, "
+        "cp1252, utf-16"]
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--stride", "0"], r"stride must be at least 1 \(1 <= stride <= max_length\), got 0"),
+    (["--max-length", "8", "--stride", "9"], "stride must not exceed max_length"),
+    (["--max-length", "0"], "max_length must be at least 1, got 0"),
+    (["--top-k", "-1"], "top_k must be a non-negative integer, got -1"),
+])
+def test_bad_counts_fail_before_the_model_loads(tmp_path, capsys, monkeypatch, argv, message):
+    import re
+
+    from ppl_widget.scoring import models
+
+    monkeypatch.setattr(models, "load_model", lambda *a, **k: pytest.fail("model loaded"))
+    path = tmp_path / "t.txt"
+    path.write_text("hi there", encoding="utf-8")
+    code, _, err = _run(["score", str(path), *argv], capsys)
+    assert code == 2 and len(_error_lines(err)) == 1 and re.search(message, err), err
+
+
+@pytest.mark.parametrize("value", ["3.5", "1e3", "ten", "True"])
+def test_counts_must_be_whole_numbers(capsys, value):
+    with pytest.raises(SystemExit) as info:
+        main(["score", "x.txt", "--stride", value])
+    assert info.value.code == 2
+    assert f"argument --stride: must be a whole number, got '{value}'" in capsys.readouterr().err
+
+
+def test_model_errors_are_one_line(tmp_path, capsys):
+    path = tmp_path / "t.txt"
+    path.write_text("hi there", encoding="utf-8")
+    code, _, err = _run(["score", str(path), "--model", str(tmp_path)], capsys)
+    assert code == 2
+    assert _error_lines(err) == [line for line in err.splitlines() if "error" in line]
+    assert "has no config.json" in err
+    code, _, err = _run(["score", str(path), "--model", str(tmp_path), "--device", "tpu"],
+                        capsys)
+    assert code == 2 and "unknown device 'tpu'" in err
+    code, _, err = _run(["score", str(tmp_path / "missing.txt")], capsys)
+    assert code == 2 and "missing.txt" in err and len(_error_lines(err)) == 1
+
+
+def test_ctrl_c_prints_what_was_scored(tmp_path, capsys, model_dir, monkeypatch, tiny_gpt2):
+    from ppl_widget.scoring import scorer
+
+    real = scorer.stream
+
+    def interrupted(*args, **kwargs):
+        it = real(*args, **kwargs)
+        yield next(it)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(scorer, "stream", interrupted)
+    path = tmp_path / "t.txt"
+    path.write_text(TEXT * 4, encoding="utf-8")
+    out_json = tmp_path / "r.json"
+    code, out, err = _run(["score", str(path), "--model", model_dir, "--max-length", "16",
+                           "--stride", "8", "--json", str(out_json)], capsys)
+    assert code == 130
+    assert "interrupted" in err and "PARTIAL" in out
+    data = json.loads(out_json.read_text())
+    first = next(real(TEXT * 4, tiny_gpt2, max_length=16, stride=8))
+    assert data["metrics"]["n_tokens"] == first.done > 0
