@@ -29,6 +29,7 @@ _LAZY = {
     "Comparison": "scoring.compare",
     "ComparisonWidget": "views.compare_widget",
     "Unigram": "core.unigram",
+    "NGramModel": "scoring.ngram",
 }
 
 __all__ = [
@@ -39,6 +40,14 @@ __all__ = [
 
 #: sub-modules reachable as attributes (``ppl_widget.charts``), imported on first use
 _LAZY_MODULES = {"charts": "views.charts"}
+
+
+def load_ipython_extension(ipython: Any) -> None:
+    """``%load_ext ppl_widget``: the %%surprisal, %surprisal and %ppl_config magics
+    (ppl_widget/magics.py; loading them imports neither torch nor transformers)."""
+    from .magics import load_ipython_extension as load
+
+    load(ipython)
 
 
 def __getattr__(name: str) -> Any:
