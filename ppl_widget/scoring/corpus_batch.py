@@ -1,0 +1,128 @@
+"""Windows of several documents in one model call.
+
+Each document is laid out and split into windows exactly as ``score`` does
+(``prepare`` + ``plan_windows``).  Windows of different documents, of different
+lengths, share a batch by right-padding: in a causal model a position attends only to
+the positions before it, so padding after a window's last input position changes none
+of its outputs, and positions (0, 1, ...) stay those of the unpadded window.  No
+attention mask is needed, exactly as ``score`` calls the model.  Only the target rows
+go through the LM head, in bounded slabs, and the scorer's own fused softmax pass
+(``_Forward.slab_stats``) gives surprisal, entropy, rank, top-k and b(i).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ..core.windows import Window
+from .scorer import _Forward
+
+
+@dataclass(frozen=True)
+class Item:
+    """One row of a batch: input positions ``[start, end)`` of document ``doc``'s
+    sequence; the last ``n_rows`` positions go through the head.  ``window`` is the
+    window's number in the document, or -1 for a row that only gives b after the last
+    token.  ``bow_row``: the last row is that b row (appended to the document's only
+    window when the whole document fits one window)."""
+
+    doc: int
+    window: int
+    start: int
+    end: int
+    n_rows: int
+    bow_row: bool
+
+    @property
+    def length(self) -> int:
+        return self.end - self.start
+
+
+def plan_items(doc: int, n_positions: int, windows: list[Window], max_length: int,
+               want_bow: bool) -> list[Item]:
+    """The batch rows of one document: its windows, plus b after its last token."""
+    items = [Item(doc, k, w.input_start, w.input_end, w.n_targets, False)
+             for k, w in enumerate(windows)]
+    if not (want_bow and windows):
+        return items
+    if n_positions <= max_length:
+        # the b row's input (the whole sequence) is the only window plus one position:
+        # one row more in the same call
+        w = windows[0]
+        items[0] = Item(doc, 0, w.input_start, w.input_end + 1, w.n_targets + 1, True)
+    else:  # as the scorer does: the last max_length positions, one row
+        items.append(Item(doc, -1, n_positions - max_length, n_positions, 1, True))
+    return items
+
+
+def sort_items(items: list[Item]) -> list[Item]:
+    """Longest first, so that each batch pads to lengths close to its own."""
+    return sorted(items, key=lambda it: (-it.length, it.doc, it.window))
+
+
+def batch_end(order: list[Item], start: int, budget: int) -> int:
+    """End of the batch starting at ``order[start]``: as many items as keep the padded
+    size (rows x longest input) within ``budget`` positions, at least one."""
+    end = start + 1
+    width = order[start].length
+    while end < len(order) and (end - start + 1) * width <= budget:
+        end += 1
+    return end
+
+
+def run_batch(fwd: _Forward, items: list[Item], sequences: list[np.ndarray],
+              device: Any) -> list[dict[str, np.ndarray]]:
+    """The statistics of every item's rows, one dict of numpy arrays per item (the b
+    row, when there is one, is the last row of its item)."""
+    import torch
+
+    width = max(it.length for it in items)
+    inputs = np.zeros((len(items), width), dtype=np.int64)  # pad id 0: never attended to
+    flat_rows: list[np.ndarray] = []
+    targets: list[np.ndarray] = []
+    for r, it in enumerate(items):
+        seq = sequences[it.doc]
+        inputs[r, :it.length] = seq[it.start:it.end]
+        flat_rows.append(r * width + np.arange(it.length - it.n_rows, it.length))
+        # the row at position p predicts the token at p + 1; the b row predicts nothing
+        n_real = it.n_rows - int(it.bow_row)
+        tgt = seq[it.end - it.n_rows + 1:it.end - it.n_rows + 1 + n_real]
+        targets.append(np.concatenate([tgt, np.zeros(int(it.bow_row), np.int64)]))
+    x = torch.as_tensor(inputs).to(device)
+    rows_idx = torch.as_tensor(np.concatenate(flat_rows)).to(device)
+    tgt_t = torch.as_tensor(np.concatenate(targets)).to(device)
+    parts: dict[str, list] = {}
+    with torch.inference_mode():
+        for row, logits in _row_logits(fwd, x, rows_idx):
+            n = logits.shape[0]
+            for key, value in fwd.slab_stats(logits, tgt_t[row:row + n]).items():
+                parts.setdefault(key, []).append(value)
+            del logits
+    host = {k: torch.cat(v).cpu().numpy() for k, v in parts.items()}
+    out = []
+    row = 0
+    for it in items:
+        out.append({k: v[row:row + it.n_rows] for k, v in host.items()})
+        row += it.n_rows
+    return out
+
+
+def _row_logits(fwd: _Forward, x: Any, rows_idx: Any) -> Iterator[tuple[int, Any]]:
+    """fp32 logits of the chosen rows (flat indices into batch x positions), a bounded
+    slab at a time, with the slab's first row number."""
+    slab = max(1, fwd.max_logits // fwd.vocab_size)
+    if fwd.base is not None:
+        hidden = fwd.base(input_ids=x, use_cache=False).last_hidden_state
+        rows = hidden.reshape(-1, hidden.shape[-1])[rows_idx]
+        head = fwd.head_fp32 or (lambda r: fwd.head(r).float())
+        for i in range(0, rows.shape[0], slab):
+            yield i, head(rows[i:i + slab])
+    else:  # models that transform logits after the head: their own forward
+        logits = fwd.lm.model(input_ids=x, use_cache=False).logits
+        rows = logits.reshape(-1, logits.shape[-1])[rows_idx]
+        for i in range(0, rows.shape[0], slab):
+            yield i, rows[i:i + slab].float()
