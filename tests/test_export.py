@@ -1,0 +1,208 @@
+"""The self-contained page: what it embeds, how it escapes, what it weighs.
+
+What the page shows in a browser is checked in tests/browser/test_export_offline.py.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import re
+
+import numpy as np
+import pytest
+
+from ppl_widget import score
+from ppl_widget.core.result import ScoreResult
+from ppl_widget.core.text_units import TextUnits
+from ppl_widget.views import export
+from ppl_widget.views import protocol as P
+
+MARKUP = ("<img src=x onerror=alert(1)> </script><script>alert(1)</script> <!-- a --> "
+          "<style>*{display:none}</style> & \u2028 \u2029 line\n")
+TEXT = MARKUP + "The quick brown fox jumps over the lazy dog. 日本語 🙂 done."
+
+
+def _payload(page: str) -> dict:
+    m = re.search(r'<script type="application/json" class="pplw-state">(.*?)</script>', page,
+                  re.S)
+    return json.loads(m.group(1))
+
+
+def _arrays(payload: dict) -> dict[str, np.ndarray]:
+    rd = payload["state"]["result_data"]
+    dtypes = {name: dtype for name, dtype, _ in P.CHUNK_FIELDS}
+    out = {}
+    for buf in payload["buffers"]:
+        assert buf["path"][0] == "result_data"
+        out[buf["path"][1]] = np.frombuffer(base64.b64decode(buf["data"]),
+                                            dtype=dtypes[buf["path"][1]])
+        assert rd[buf["path"][1]] is None  # the JSON keeps only the slot
+    return out
+
+
+@pytest.fixture(scope="module")
+def result(tiny_gpt2):
+    return score(TEXT, tiny_gpt2, max_length=24, stride=8, top_k=3)
+
+
+def test_script_json_is_inert_and_round_trips():
+    value = {"t": MARKUP, "k": ["</SCRIPT >", "<!--", "-->", "]]>"]}
+    out = export.script_json(value)
+    assert not set(out) & {"<", ">", "&", "\u2028", "\u2029"}
+    assert json.loads(out) == value
+
+
+def test_buffers_leave_the_json_as_base64_with_their_path():
+    state, buffers = export.split_buffers({"a": 1, "r": {"x": b"\x01\x02", "y": [b"\xff"]}})
+    assert state == {"a": 1, "r": {"x": None, "y": [None]}}
+    assert buffers == [{"path": ["r", "x"], "data": "AQI="},
+                       {"path": ["r", "y", 0], "data": "/w=="}]
+
+
+def test_page_holds_the_result_arrays_exactly(result):
+    page = result.to_html()
+    payload = _payload(page)
+    state = payload["state"]
+    assert state["text"] == TEXT
+    assert state["status"] == "done"
+    rd = state["result_data"]
+    assert rd["count"] == len(result) and rd["top_k"] == 3 and rd["partial"] is False
+    arrays = _arrays(payload)
+    units = TextUnits.of(TEXT)
+    assert arrays["token_ids"].tolist() == result.token_ids.tolist()
+    assert arrays["start16"].tolist() == units.to_utf16(result.offsets[:, 0]).tolist()
+    assert arrays["end16"].tolist() == units.to_utf16(result.offsets[:, 1]).tolist()
+    np.testing.assert_array_equal(arrays["surprisal"], result.surprisal.astype(np.float32))
+    np.testing.assert_array_equal(arrays["topk_probs"],
+                                  result.topk_probs.astype(np.float32).ravel())
+    assert arrays["units"].reshape(-1, 3).tolist() == result.units.tolist()
+    # the panel's numbers are the kernel's (NaN -> null)
+    m = {k: (None if isinstance(v, float) and np.isnan(v) else v)
+         for k, v in result.metrics().items()}
+    assert rd["metrics"] == m
+    # every id a tooltip names has its text
+    ids = set(result.token_ids.tolist()) | set(result.topk_ids.ravel().tolist())
+    assert {int(k) for k in rd["vocab"]} == ids
+    assert state["settings"]["model"] == result.settings["model"]
+    assert state["settings"]["n_unscored"] == 0
+
+
+def test_markup_in_the_text_never_becomes_markup(result):
+    page = result.to_html()
+    # exactly the page's own elements: one style per page part, three scripts
+    assert page.count("<script") == 3 and page.lower().count("</script") == 3
+    assert "<img" not in page and "<!-- a" not in page and "\u2028" not in page
+    assert "<style>*{display" not in page
+
+
+def test_no_network_reference_in_the_page(result):
+    page = result.to_html()
+    assert not re.search(r"(?:src|href)\s*=|https?://|@import|url\(", page.split(
+        'class="pplw-esm"')[0])
+    assert "cdn" not in page.lower().split("pplw-esm")[0]
+
+
+def test_the_page_inlines_the_widgets_own_bundle(result):
+    page = result.to_html()
+    m = re.search(r'<script type="application/json" class="pplw-esm">(.*?)</script>', page, re.S)
+    bundle = (export._STATIC / "widget.js").read_text(encoding="utf-8")
+    assert json.loads(m.group(1)) == bundle
+    assert (export._STATIC / "widget.css").read_text(encoding="utf-8") in page
+
+
+def test_to_html_writes_the_file(result, tmp_path):
+    path = tmp_path / "r.html"
+    page = result.to_html(path, color_mode="rank", show_boundaries=True)
+    assert path.read_text(encoding="utf-8") == page
+    state = _payload(page)["state"]
+    assert state["color_mode"] == "rank" and state["show_boundaries"] is True
+
+
+def test_unknown_view_setting_is_named(result):
+    with pytest.raises(TypeError, match="unknown widget setting.*colour"):
+        result.to_html(colour="rank")
+    with pytest.raises(TypeError, match="must be a ScoreResult"):
+        export.result_to_html("text")
+
+
+def test_partial_result_is_marked(tiny_gpt2):
+    import threading
+
+    from ppl_widget import stream
+
+    cancel = threading.Event()
+    items = []
+    for item in stream(TEXT * 4, tiny_gpt2, max_length=16, stride=8, cancel=cancel):
+        items.append(item)
+        cancel.set()
+    res = items[-1].result
+    assert res.partial
+    state = _payload(res.to_html())["state"]
+    assert state["status"] == "partial" and state["result_data"]["partial"] is True
+    assert state["result_data"]["count"] == len(res) < res.total_tokens
+
+
+def test_missing_front_end_is_a_clear_error(result, monkeypatch, tmp_path):
+    monkeypatch.setattr(export, "_STATIC", tmp_path)
+    with pytest.raises(FileNotFoundError, match="front end is not built.*npm run build"):
+        result.to_html()
+
+
+def test_widget_export_and_notebook_fallback(tiny_gpt2):
+    from ppl_widget import PerplexityWidget
+
+    w = PerplexityWidget(TEXT, tiny_gpt2, max_length=24, stride=8, top_k=3)
+    res = w.wait()
+    state = _payload(w.to_html())["state"]
+    assert state["status"] == "done" and state["text"] == TEXT
+    assert state["result_data"]["metrics"]["total_nll"] == pytest.approx(
+        res.metrics()["total_nll"])
+    data, _metadata = w._repr_mimebundle_()
+    assert data["application/vnd.jupyter.widget-view+json"]["model_id"] == w.model_id
+    fallback = data["text/html"]
+    assert fallback.startswith('<div class="pplw-static') and "<html" not in fallback
+    assert _payload(fallback)["state"]["result_data"]["count"] == len(res)
+    w.close()
+
+
+def test_widget_mid_run_exports_what_it_has(tiny_gpt2):
+    from ppl_widget import PerplexityWidget
+
+    w = PerplexityWidget(TEXT, tiny_gpt2, autostart=False)
+    state = _payload(w.to_html())["state"]
+    assert state["status"] == "partial" and not state["result_data"]  # nothing scored yet
+    w.close()
+
+
+def _synthetic(n: int, top_k: int = 5) -> ScoreResult:
+    """n one-word tokens with random numbers: the size does not depend on the model."""
+    rng = np.random.default_rng(0)
+    vocab = {i: f" w{i}" for i in range(2000)}
+    ids = rng.integers(0, 2000, n)
+    pieces = [vocab[int(i)] for i in ids]
+    ends = np.cumsum([len(p) for p in pieces])
+    offsets = np.stack([ends - [len(p) for p in pieces], ends], axis=1)
+    topk = rng.integers(0, 2000, (n, top_k))
+    return ScoreResult(
+        text="".join(pieces), token_ids=ids, offsets=offsets,
+        surprisal=rng.exponential(3.0, n), entropy=rng.exponential(3.0, n),
+        rank=rng.integers(1, 2000, n), context_length=np.minimum(np.arange(n) + 1, 1024),
+        topk_ids=topk, topk_probs=np.sort(rng.dirichlet(np.ones(top_k + 1), n)[:, :top_k])[:, ::-1],
+        units=np.stack([np.ones(n, int), [len(p) for p in pieces], [len(p) for p in pieces]], 1),
+        is_eos=np.zeros(n, bool), vocab=vocab, settings={"model": "synthetic", "top_k": top_k})
+
+
+def test_ten_thousand_tokens_stay_a_reasonable_size():
+    """Size of a 10,000-token page (reported in docs/export.md)."""
+    n = 10_000
+    page = _synthetic(n).to_html()
+    size = len(page.encode("utf-8"))
+    front_end = sum((export._STATIC / f).stat().st_size
+                    for f in ("widget.js", "widget.css", "static.js"))
+    per_token = (size - front_end) / n
+    print(f"\n{n} tokens, top-5: {size / 1e6:.2f} MB, {per_token:.0f} bytes/token")
+    # 4 bytes x (7 + 3 + 2 x 5) values = 80 bytes/token, 107 in base64; plus the text
+    # (6 chars here) and the vocab of the 2,000 distinct ids
+    assert per_token < 120
+    assert size < 1_300_000
