@@ -18,6 +18,9 @@ Kernel -> front end (custom messages, ``widget.send(content, buffers)``):
     ``metrics`` is ``ScoreResult.metrics()`` of what was scored.
 ``error``  scoring failed; what was scored so far stays.
     {type, run_id, message}
+``settings_error``  a control's value was rejected (score()'s rule and message);
+    nothing was re-scored.  ``field`` names the control (max_length, stride, prefix).
+    {type, run_id, field, message}
 
 Front end -> kernel:
 
@@ -38,6 +41,7 @@ MSG_RESET: Final = "reset"
 MSG_CHUNK: Final = "chunk"
 MSG_DONE: Final = "done"
 MSG_ERROR: Final = "error"
+MSG_SETTINGS_ERROR: Final = "settings_error"
 MSG_CANCEL: Final = "cancel"
 MSG_REPLAY: Final = "replay"
 

@@ -14,10 +14,10 @@ import traitlets
 
 from ..core.result import ScoreResult
 from ..core.text_units import TextUnits, WordSpec
-from ..core.windows import check_window_params
 from ..scoring.models import LoadedModel
 from ..scoring.scorer import ScoreProgress, ScoringError, _as_loaded, stream
 from . import protocol as P
+from .widget_settings import Count, Prefix, SettingError, check_options, check_window
 
 log = logging.getLogger(__name__)
 
@@ -71,9 +71,10 @@ class PerplexityWidget(anywidget.AnyWidget):
     status = traitlets.Unicode("idle").tag(sync=True)  # idle|loading|scoring|done|cancelled|error
     error = traitlets.Unicode("").tag(sync=True)
     settings = traitlets.Dict().tag(sync=True)
-    max_length = traitlets.Int(None, allow_none=True).tag(sync=True)
-    stride = traitlets.Int(None, allow_none=True).tag(sync=True)
-    prefix = traitlets.Unicode("bos").tag(sync=True)  # "bos" or "none"
+    # checked by score()'s rules on every assignment (widget_settings.py)
+    max_length = Count().tag(sync=True)
+    stride = Count().tag(sync=True)
+    prefix = Prefix().tag(sync=True)  # "bos" or "none"
     result_data = traitlets.Dict(None, allow_none=True).tag(sync=True)
     color_mode = traitlets.Unicode("surprisal").tag(sync=True)
     show_boundaries = traitlets.Bool(False).tag(sync=True)
@@ -84,16 +85,14 @@ class PerplexityWidget(anywidget.AnyWidget):
                  autostart: bool = True, **kwargs: Any) -> None:
         if not isinstance(text, str):
             raise TypeError(f"text must be a str, got {type(text).__name__}")
-        if prefix not in ("bos", None, "none"):
-            raise ValueError(f"prefix must be 'bos' or None, got {prefix!r}")
-        if max_length is not None:
-            check_window_params(max_length, stride if stride is not None else 1)
-        super().__init__(text=text, max_length=max_length, stride=stride,
-                         prefix="bos" if prefix == "bos" else "none", **kwargs)
+        # set before the traits: their validators check against the model's context length
         self._model_spec = model
         self._lm: LoadedModel | None = model if isinstance(model, LoadedModel) else None
-        self._options = {"add_eos": add_eos, "top_k": top_k, "batch_size": batch_size,
-                         "words": words}
+        self._options = check_options({"add_eos": add_eos, "top_k": top_k,
+                                       "batch_size": batch_size, "words": words})
+        max_length, stride = check_window(max_length, stride, self._lm)
+        super().__init__(text=text, max_length=max_length, stride=stride, prefix=prefix,
+                         **kwargs)
         self._units: TextUnits | None = None  # UTF-16 offsets of the text being scored
         self._lock = threading.RLock()
         self._cancel = threading.Event()
@@ -105,6 +104,8 @@ class PerplexityWidget(anywidget.AnyWidget):
         self._top_k = 0
         self._total = 0
         self._done_msg: dict | None = None  # the run's final message, kept for replays
+        self._fresh = False  # a run started and has not scored anything yet
+        self._shown_status = "idle"  # the status of the result held (done/cancelled/error)
         self.exception: BaseException | None = None
         self._run_settings: tuple | None = None  # (max_length, stride, prefix) being scored
         self._collecting_control_edits = self._controls_edited = False
@@ -126,17 +127,19 @@ class PerplexityWidget(anywidget.AnyWidget):
             return None
 
     def start(self) -> None:
-        """Score in a background thread (cancelling a run in progress first)."""
+        """Score in a background thread (cancelling a run in progress first).
+
+        What was scored before stays (on screen, in ``result`` and ``result_data``)
+        until the new run has scored its first tokens: a run that fails at once
+        loses nothing."""
         self.cancel()
         self.wait(raise_error=False)
         with self._lock:
             self._run_id += 1
-            self._units = TextUnits.of(self.text)
             self._cancel = threading.Event()
-            self._chunks, self._vocab, self._last, self._done_msg = [], {}, None, None
+            self._fresh = True  # no tokens of this run yet
             self.exception = None
             self.error = ""
-            self.result_data = None
             self._thread = threading.Thread(target=self._run, args=(self._run_id, self._cancel),
                                             name="ppl-widget-scorer", daemon=True)
             self._thread.start()
@@ -155,14 +158,27 @@ class PerplexityWidget(anywidget.AnyWidget):
         return self.result
 
     def rescore(self, **changes: Any) -> None:
-        """Change max_length / stride / prefix (or add_eos, top_k, ...) and score again."""
+        """Change max_length / stride / prefix (or add_eos, top_k, ...) and score again.
+
+        Every value is checked first, as ``score()`` checks it: a rejected one raises
+        ``SettingError`` (a ``TraitError`` and ``ValueError``), changes nothing and
+        starts no run."""
         traits = {k: changes.pop(k) for k in ("max_length", "stride", "prefix") if k in changes}
         unknown = set(changes) - set(self._options)
         if unknown:
             raise TypeError(f"rescore() got unknown settings {sorted(unknown)}")
-        self._options.update(changes)
+        try:
+            options = check_options(changes)
+        except ValueError as exc:
+            raise SettingError(str(exc), str(exc).split(" ", 1)[0]) from None
         if "prefix" in traits:
-            traits["prefix"] = "bos" if traits["prefix"] == "bos" else "none"
+            traits["prefix"] = Prefix().validate(self, traits["prefix"])
+        max_length = traits.get("max_length", self.max_length)
+        stride = traits.get("stride", self.stride)
+        check_window(max_length, stride, self._lm)
+        if "words" in options:
+            TextUnits.of(self.text, options["words"])  # a bad spec raises here, as in score()
+        self._options.update(options)
         self._run_settings = None  # whatever the traits say now, it is a new run
         self._collecting_control_edits = True  # collect the trait changes; start once below
         try:
@@ -215,17 +231,19 @@ class PerplexityWidget(anywidget.AnyWidget):
                 if not self._is_current(run_id):
                     return
                 with self._lock:
-                    if self._last is None:
+                    if self._fresh:
                         self._on_first(run_id, item)
                     self._last = item
                     if len(item.chunk["token_ids"]):
                         self._chunks.append(item.chunk)
                         self._vocab.update(item.new_vocab)
                 self._send_chunk(run_id, item.start, item.chunk, item.new_vocab, item)
-            self._finish(run_id, "cancelled" if self._last.cancelled else "done")
+            cancelled = cancel.is_set() if self._fresh else self._last.cancelled
+            self._finish(run_id, "cancelled" if cancelled else "done")
         except Exception as exc:  # shown in the widget, logged, and re-raised by wait()
             self.exception = exc
-            if isinstance(exc, ScoringError) and exc.partial_result is not None:
+            if isinstance(exc, ScoringError) and exc.partial_result is not None \
+                    and not self._fresh:
                 with self._lock:
                     self._last = None
             log.error("ppl-widget: scoring failed: %s", exc, exc_info=exc)
@@ -235,6 +253,11 @@ class PerplexityWidget(anywidget.AnyWidget):
                 self._finish(run_id, "error")
 
     def _on_first(self, run_id: int, item: ScoreProgress) -> None:
+        # the new run has data: now the previous result gives way
+        self._fresh = False
+        self._units = TextUnits.of(item.result.text)
+        self._chunks, self._vocab, self._last, self._done_msg = [], {}, None, None
+        self.result_data = None
         res = item.result
         self._top_k = int(res.settings.get("top_k", 0))
         self._total = item.total
@@ -273,6 +296,10 @@ class PerplexityWidget(anywidget.AnyWidget):
     def _finish(self, run_id: int, status: str) -> None:
         if not self._is_current(run_id):
             return
+        if self._fresh:  # nothing scored by this run: the previous result stays as it was
+            self.status = status if status == "error" or self._last is None \
+                else self._shown_status
+            return
         with self._lock:
             res = self.result
             data = self._all_scored()
@@ -289,6 +316,7 @@ class PerplexityWidget(anywidget.AnyWidget):
             self.result_data = payload
             self._done_msg = {"type": P.MSG_DONE, "partial": partial, "metrics": metrics}
         self._send_msg(run_id, self._done_msg)
+        self._shown_status = status
         self.status = status
 
     # ---- front end -------------------------------------------------------
@@ -303,7 +331,7 @@ class PerplexityWidget(anywidget.AnyWidget):
         """A view attached mid-run: send everything scored so far as one chunk."""
         with self._lock:
             run_id = self._run_id
-            if self._last is None:
+            if self._last is None or self._fresh:  # a new run's reset will come
                 return
             self._send_reset(run_id)
             data = self._all_scored()
@@ -318,6 +346,14 @@ class PerplexityWidget(anywidget.AnyWidget):
         self._collecting_control_edits, self._controls_edited = True, False
         try:
             super().set_state(sync_data)
+        except traitlets.TraitError as exc:  # rolled back: shown beside the control
+            field = getattr(exc, "field", None) or next(
+                (k for k in sync_data if k in ("max_length", "stride", "prefix")), "")
+            self._send_msg(self._run_id, {"type": P.MSG_SETTINGS_ERROR, "field": field,
+                                          "message": str(exc)})
+            # the front end's copy still holds the rejected values: send the kept ones
+            self.send_state([k for k in sync_data if k in self.keys])
+            return
         finally:
             self._collecting_control_edits = False
         if self._controls_edited:
@@ -334,11 +370,12 @@ class PerplexityWidget(anywidget.AnyWidget):
         self._restart_for_new_settings()
 
     def _restart_for_new_settings(self) -> None:
-        try:
-            if self.max_length is not None and self.stride is not None:
-                check_window_params(self.max_length, self.stride)
-        except ValueError as exc:  # shown, not raised: it came from the front end
-            self.error = str(exc)
-            self._send_msg(self._run_id, {"type": P.MSG_ERROR, "message": str(exc)})
-            return
-        self.start()
+        self.start()  # the traits' validators have checked the values already
+
+    @traitlets.validate("max_length", "stride")
+    def _check_window(self, proposal: dict) -> int | None:
+        """The new value together with the other window setting, as score() checks them."""
+        name = proposal["trait"].name
+        window = {"max_length": self.max_length, "stride": self.stride, name: proposal["value"]}
+        check_window(window["max_length"], window["stride"], self._lm, field=name)
+        return proposal["value"]

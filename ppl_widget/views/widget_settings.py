@@ -1,0 +1,109 @@
+"""The widget's scoring settings, checked by the very rules ``score()`` applies.
+
+One source of the rules: counts go through ``core.validation.as_count``, the
+window through ``scoring.scorer.resolve_window`` (when the model is loaded, so
+its context length is known) or ``core.windows.check_window_params``, and the
+prefix through the documented choices.  A rejected value raises
+``SettingError``: a ``traitlets.TraitError`` (what traitlets users catch) that
+is also a ``ValueError`` (what ``score()`` raises), carrying score()'s message
+and the name of the setting (``field``) so the front end can show it beside
+the control.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import traitlets
+
+from ..core.validation import as_count
+from ..core.windows import check_window_params
+
+#: The settings a front-end control changes, in the form's order.
+CONTROL_FIELDS = ("max_length", "stride", "prefix")
+
+
+class SettingError(traitlets.TraitError, ValueError):
+    """A widget setting that ``score()`` would reject; ``field`` names the setting."""
+
+    def __init__(self, message: str, field: str) -> None:
+        super().__init__(message)
+        self.field = field
+
+
+def _field_of(message: str, default: str) -> str:
+    """The setting a window-rule message is about (its first word), else ``default``."""
+    first = message.split(" ", 1)[0]
+    return first if first in CONTROL_FIELDS else default
+
+
+def check_prefix(value: Any) -> str:
+    """``"bos"`` or ``"none"`` (the trait's spelling of ``prefix=None``)."""
+    if value is None or value == "none":
+        return "none"
+    if value == "bos":
+        return "bos"
+    # score()'s message; "none" is the front end's spelling of None
+    raise SettingError(f"prefix must be 'bos' or None, got {value!r}", "prefix")
+
+
+def check_window(max_length: Any, stride: Any, lm: Any = None, *,
+                 field: str = "stride") -> tuple[int | None, int | None]:
+    """``(max_length, stride)`` as ints (None = the model's default), or ``SettingError``.
+
+    With ``lm`` (a loaded model) the full check ``score()`` makes, context length
+    included; without it, the rules that do not depend on the model.
+    """
+    try:
+        if max_length is not None:
+            max_length = as_count("max_length", max_length)
+        if stride is not None:
+            stride = as_count("stride", stride)
+        if lm is not None:
+            from ..scoring.scorer import resolve_window
+
+            resolve_window(lm, max_length, stride)
+        elif max_length is not None:
+            check_window_params(max_length, stride if stride is not None
+                                else max(1, max_length // 2))
+        elif stride is not None:
+            check_window_params(stride, stride)  # stride >= 1; max_length not known yet
+    except ValueError as exc:
+        raise SettingError(str(exc), _field_of(str(exc), field)) from None
+    return max_length, stride
+
+
+class Count(traitlets.TraitType):
+    """An optional count: any integral value (numpy ints too) taken through as_count."""
+
+    default_value = None
+    info_text = "an integer or None"
+
+    def validate(self, obj: Any, value: Any) -> int | None:
+        if value is None:
+            return None
+        try:
+            return as_count(self.name, value)
+        except ValueError as exc:
+            raise SettingError(str(exc), self.name) from None
+
+
+class Prefix(traitlets.TraitType):
+    """``"bos"`` or ``"none"``; ``None`` is taken as ``"none"``; nothing else."""
+
+    default_value = "bos"
+    info_text = "'bos' or None"
+
+    def validate(self, obj: Any, value: Any) -> str:
+        return check_prefix(value)
+
+
+def check_options(options: dict[str, Any]) -> dict[str, Any]:
+    """The non-window options of a re-score, checked as ``stream()`` checks them."""
+    out = dict(options)
+    if "top_k" in out:
+        out["top_k"] = as_count("top_k", out["top_k"], minimum=0, rule="a non-negative integer")
+    if "batch_size" in out and out["batch_size"] != "auto":
+        out["batch_size"] = as_count("batch_size", out["batch_size"], minimum=1,
+                                     rule="'auto' or a positive integer")
+    return out
