@@ -30,6 +30,9 @@ _LAZY = {
     "ComparisonWidget": "views.compare_widget",
     "Unigram": "core.unigram",
     "NGramModel": "scoring.ngram",
+    "score_corpus": "scoring.corpus",
+    "open_corpus": "core.corpus",
+    "CorpusResults": "core.corpus",
 }
 
 __all__ = [

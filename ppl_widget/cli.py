@@ -110,6 +110,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--device", default="auto", help="auto, cpu, cuda, cuda:1, mps")
     p.add_argument("--dtype", default="auto", help="auto, float32, bfloat16, float16")
     p.add_argument("--json", metavar="OUT", help="write the full per-token result here")
+    from .corpus_cli import add_parser as add_corpus_parser  # score-corpus (corpus_cli.py)
+
+    add_corpus_parser(sub, _count)
     return parser
 
 
@@ -151,6 +154,10 @@ def run_score(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
+        if args.command == "score-corpus":
+            from .corpus_cli import run as run_corpus
+
+            return run_corpus(args, sys.stdout, sys.stderr)
         return run_score(args, sys.stdout, sys.stderr)
     except (ValueError, TypeError, OSError, RuntimeError) as exc:
         sys.stderr.write(f"ppl-widget: error: {exc}\n")

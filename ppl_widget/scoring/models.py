@@ -287,7 +287,8 @@ def _hub_reachable(timeout: float) -> str | None:
     return None
 
 
-def _from_hub_cache(spec: str, trust_remote_code: bool) -> tuple[Any, Any] | None:
+def _from_hub_cache(spec: str, trust_remote_code: bool,
+                    **load_kwargs: Any) -> tuple[Any, Any] | None:
     """The model from the local Hugging Face cache without touching the network,
     or None if it is not (completely) there."""
     from huggingface_hub import try_to_load_from_cache
@@ -297,14 +298,14 @@ def _from_hub_cache(spec: str, trust_remote_code: bool) -> tuple[Any, Any] | Non
         return None
     try:
         return (AutoModelForCausalLM.from_pretrained(spec, trust_remote_code=trust_remote_code,
-                                                     local_files_only=True),
+                                                     local_files_only=True, **load_kwargs),
                 AutoTokenizer.from_pretrained(spec, trust_remote_code=trust_remote_code,
                                               local_files_only=True))
     except OSError:  # config cached but weights or tokenizer not: go to the Hub
         return None
 
 
-def _load_pretrained(spec: str, trust_remote_code: bool) -> tuple[Any, Any]:
+def _load_pretrained(spec: str, trust_remote_code: bool, **load_kwargs: Any) -> tuple[Any, Any]:
     """A local directory, or a Hub id: the local cache first, then the Hub if it
     answers within ``HUB_CHECK_TIMEOUT_S`` (never a minute of retries)."""
     from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer
@@ -323,7 +324,7 @@ def _load_pretrained(spec: str, trust_remote_code: bool) -> tuple[Any, Any]:
                              "and the weights, or a .gguf file")
     else:
         source = spec
-        cached = _from_hub_cache(spec, trust_remote_code)
+        cached = _from_hub_cache(spec, trust_remote_code, **load_kwargs)
         if cached is not None:
             return cached
         if os.environ.get("HF_HUB_OFFLINE", "").lower() in ("1", "true", "yes", "on"):
@@ -344,7 +345,8 @@ def _load_pretrained(spec: str, trust_remote_code: bool) -> tuple[Any, Any]:
         raise ModelLoadError(f"the config.json of {spec!r} could not be read: "
                              f"{_one_line(exc)}") from exc
     try:
-        model = AutoModelForCausalLM.from_pretrained(source, trust_remote_code=trust_remote_code)
+        model = AutoModelForCausalLM.from_pretrained(source, trust_remote_code=trust_remote_code,
+                                                     **load_kwargs)
     except ValueError as exc:
         raise ModelLoadError(
             f"{spec!r} is not a causal language model (config type {type(config).__name__}); "
@@ -386,7 +388,7 @@ def check_causal(model: Any) -> None:
 
 
 def load_model(spec: Any = None, *, device: str | Any = "auto", dtype: str | Any = "auto",
-               trust_remote_code: bool = False) -> LoadedModel:
+               trust_remote_code: bool = False, device_map: Any = None) -> LoadedModel:
     """Load a causal LM and its tokenizer for scoring.
 
     ``spec``: ``None`` (the embedded SmolLM2-135M-Instruct), a Hub id or local
@@ -399,9 +401,12 @@ def load_model(spec: Any = None, *, device: str | Any = "auto", dtype: str | Any
 
     Every failure is a ``ModelLoadError`` saying what was given, what was found
     and what to do next (a bad ``device``/``dtype`` value is also a ValueError).
+
+    ``device_map`` (e.g. ``"auto"``, needs accelerate): a model id or directory too
+    large for one GPU is spread over the visible GPUs (and CPU) by transformers.
     """
     try:
-        return _load_model(spec, device, dtype, trust_remote_code)
+        return _load_model(spec, device, dtype, trust_remote_code, device_map)
     except ModelLoadError:
         raise
     except Exception as exc:  # anything else from transformers or torch, in one line
@@ -410,12 +415,16 @@ def load_model(spec: Any = None, *, device: str | Any = "auto", dtype: str | Any
 
 
 def _load_model(spec: Any, device: str | Any, dtype: str | Any,
-                trust_remote_code: bool) -> LoadedModel:
+                trust_remote_code: bool, device_map: Any = None) -> LoadedModel:
     if isinstance(spec, LoadedModel):
         return spec
     if device is not None and device != "auto":
         resolve_device(device)  # a device this machine lacks fails before the load, not after
     move = True
+    if device_map is not None and not (isinstance(spec, str | os.PathLike)
+                                       and not os.fspath(spec).endswith(".gguf")):
+        raise ModelSettingError("device_map= needs a model id or a model directory (it is "
+                                "applied while the weights load)")
     if spec is None:
         model, tokenizer = _load_gguf(default_gguf_path())
         name = DEFAULT_MODEL_NAME
@@ -432,7 +441,12 @@ def _load_model(spec: Any, device: str | Any, dtype: str | Any,
             model, tokenizer = _load_gguf(gguf)
             name = gguf.stem
         else:
-            model, tokenizer = _load_pretrained(spec, trust_remote_code)
+            kwargs: dict[str, Any] = {}
+            if device_map is not None:  # transformers/accelerate place the layers
+                kwargs = {"device_map": device_map,
+                          "dtype": resolve_dtype(dtype, resolve_device("auto"))}
+                move = False
+            model, tokenizer = _load_pretrained(spec, trust_remote_code, **kwargs)
             name = spec
     else:
         raise _ModelTypeError("model must be None, a model id or path, a .gguf path, a (model, "
@@ -451,5 +465,7 @@ def _load_model(spec: Any, device: str | Any, dtype: str | Any,
     else:
         param = next(model.parameters())
         dev, dt = param.device, param.dtype
+        if device_map is not None:  # inputs go where the embeddings are
+            dev = model.get_input_embeddings().weight.device
     model.eval()
     return LoadedModel(model=model, tokenizer=tokenizer, name=str(name), device=dev, dtype=dt)

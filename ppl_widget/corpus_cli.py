@@ -1,0 +1,70 @@
+"""``ppl-widget score-corpus INPUT --out OUT.parquet`` (wired into ``cli.py``)."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable
+from typing import TextIO
+
+
+def add_parser(sub: argparse._SubParsersAction, count: Callable[[str], int]) -> None:
+    p = sub.add_parser(
+        "score-corpus", help="score every document of a corpus into one Parquet file",
+        description="Score every document of a folder of text files, a JSONL file or a "
+        "saved datasets dataset with the same settings into one Parquet file (open it "
+        "with ppl_widget.open_corpus). A killed run resumes when run again. Under torchrun "
+        "or accelerate launch the documents are shared among the ranks.")
+    p.add_argument("input", help="folder of text files, .jsonl file, or a datasets dataset "
+                   "saved with save_to_disk")
+    p.add_argument("--out", required=True, help="the Parquet file to write")
+    p.add_argument("--text-field", default="text", help="JSONL/dataset text field (text)")
+    p.add_argument("--id-field", default="id", help="JSONL/dataset id field (id; documents "
+                   "are numbered from 0 when the records have none)")
+    p.add_argument("--split", default=None, help="the split of a saved DatasetDict")
+    p.add_argument("--glob", default="**/*", help="files of a folder to score (**/*)")
+    p.add_argument("--model", default=None,
+                   help="model id, local directory or .gguf file (default: embedded SmolLM2)")
+    p.add_argument("--max-length", type=count, default=None, help="window length in tokens")
+    p.add_argument("--stride", type=count, default=None, help="new targets per window")
+    p.add_argument("--no-prefix", action="store_true",
+                   help="leave each document's first token unscored")
+    p.add_argument("--add-eos", action="store_true", help="also score an end-of-text token")
+    p.add_argument("--top-k", type=count, default=5, help="alternatives kept per token")
+    p.add_argument("--device", default="auto", help="auto, cpu, cuda, cuda:1, mps "
+                   "(under torchrun: each rank cuda:LOCAL_RANK)")
+    p.add_argument("--dtype", default="auto", help="auto, float32, bfloat16, float16")
+    p.add_argument("--device-map", default=None,
+                   help="accelerate device map for a model larger than one GPU (e.g. auto)")
+    p.add_argument("--batch-size", default="auto",
+                   help="input positions per model call, in windows of max-length (auto)")
+    p.add_argument("--flush-docs", type=count, default=64,
+                   help="documents per durable part file (what a kill can lose at most)")
+
+
+def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from .cli import check_counts, format_metrics
+    from .scoring.corpus import score_corpus
+
+    check_counts(args)
+    batch = args.batch_size if args.batch_size == "auto" else _int(args.batch_size)
+    corpus = score_corpus(
+        args.input, args.out, args.model, max_length=args.max_length, stride=args.stride,
+        prefix=None if args.no_prefix else "bos", add_eos=args.add_eos, top_k=args.top_k,
+        batch_size=batch, text_field=args.text_field, id_field=args.id_field,
+        split=args.split, glob=args.glob, device=args.device, dtype=args.dtype,
+        device_map=args.device_map, flush_docs=args.flush_docs, progress=err)
+    import os
+
+    if os.environ.get("RANK", "0") in ("", "0"):
+        m = corpus.metrics()
+        out.write(f"{m['n_documents']:,} documents -> {args.out}\n")
+        out.write(format_metrics(m) + "\n")
+    return 0
+
+
+def _int(text: str) -> int:
+    try:
+        return int(text, 10)
+    except ValueError:
+        raise ValueError(f"batch_size must be 'auto' or a positive integer, got "
+                         f"{text!r}") from None
