@@ -36,7 +36,10 @@ def perplexity(total_nll: float, n_units: int) -> float:
     """``exp(total_nll / n_units)``; NaN when there are no units."""
     if n_units <= 0:
         return math.nan
-    return math.exp(total_nll / n_units)
+    try:
+        return math.exp(total_nll / n_units)
+    except OverflowError:  # over ~709.8 nats per unit (one long "word" of many tokens)
+        return math.inf
 
 
 def bits_per_unit(total_nll: float, n_units: int) -> float:
