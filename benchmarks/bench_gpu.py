@@ -429,21 +429,21 @@ def profile_model(kind: str, args: argparse.Namespace, text: str, tokenizer: Any
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--smoke", action="store_true", help="tiny shapes on CPU, seconds")
-    parser.add_argument("--tokens", type=int, default=None, help="default 300000 (smoke 2000)")
+    parser.add_argument("--tokens", type=int, default=None, help="default 300000 (smoke 1000)")
     parser.add_argument("--models", default="gpt2-large,llama-1b")
-    parser.add_argument("--max-length", type=int, default=None, help="default 1024 (smoke 128)")
+    parser.add_argument("--max-length", type=int, default=None, help="default 1024 (smoke 64)")
     parser.add_argument("--strides", default=None, help="default max_length/2,max_length")
     parser.add_argument("--repeats", type=int, default=2, help="timed runs of score and stream")
     parser.add_argument("--lm-eval-batch", type=int, default=32)
-    parser.add_argument("--fp32-tokens", type=int, default=None, help="default 32768 (smoke 500)")
+    parser.add_argument("--fp32-tokens", type=int, default=None, help="default 32768 (smoke 300)")
     parser.add_argument("--json", default=None, help="write all figures here")
     parser.add_argument("--profile", action="store_true",
                         help="instead: where the time goes (needs CUDA)")
     parser.add_argument("--try-compile", action="store_true", help="with --profile")
     args = parser.parse_args()
-    args.tokens = args.tokens or (2000 if args.smoke else 300_000)
-    args.max_length = args.max_length or (128 if args.smoke else 1024)
-    args.fp32_tokens = args.fp32_tokens or (500 if args.smoke else 32768)
+    args.tokens = args.tokens or (1000 if args.smoke else 300_000)
+    args.max_length = args.max_length or (64 if args.smoke else 1024)
+    args.fp32_tokens = args.fp32_tokens or (300 if args.smoke else 32768)
     args.strides = [int(s) for s in args.strides.split(",")] if args.strides else \
         [args.max_length // 2, args.max_length]
     if args.smoke:
@@ -454,7 +454,8 @@ def main() -> None:
 
     t = time.perf_counter()
     raw = stdlib_text(int(args.tokens * 4.5) + 10_000)
-    tokenizer = train_tokenizer(raw, 1000 if args.smoke else 32000)
+    bpe_vocab = 500 if args.smoke else 32000
+    tokenizer = train_tokenizer(raw, bpe_vocab)
     text = cut_to_tokens(raw, tokenizer, args.tokens)
     peak = matmul_peak(device, args.smoke)
     name = torch.cuda.get_device_name() if device.type == "cuda" else platform.processor()
@@ -463,8 +464,8 @@ def main() -> None:
     print(f"device {name or device}; torch {torch.__version__}, transformers "
           f"{transformers.__version__}; {datetime.datetime.now(datetime.UTC):%Y-%m-%d %H:%M} "
           f"UTC\ntext: Python {platform.python_version()} standard library sources, "
-          f"{len(text)} characters, {args.tokens} tokens of a byte-level BPE (32k merges "
-          f"trained on it); measured bf16 matmul peak {peak:.1f} TFLOP/s; set-up "
+          f"{len(text)} characters, {args.tokens} tokens of a byte-level BPE (vocabulary "
+          f"{bpe_vocab}, trained on it); measured bf16 matmul peak {peak:.1f} TFLOP/s; set-up "
           f"{time.perf_counter() - t:.1f} s", flush=True)
     if args.profile:
         for kind in args.models.split(","):
