@@ -1,0 +1,168 @@
+"""Exported pages in Chromium with the network blocked: a result's page, and an executed
+notebook converted by nbconvert.  Screenshots land in test-artifacts/."""
+
+from __future__ import annotations
+
+import math
+import re
+
+import nbformat
+import pytest
+
+from ppl_widget import score
+
+from .conftest import ARTIFACTS, ROOT
+
+pytestmark = pytest.mark.browser
+
+MARKUP = ("<img src=x onerror=alert(1)> </script><script>alert(1)</script> <!-- c "
+          "\u2028 <b>bold</b> & ")
+TEXT = MARKUP + "The quick brown fox jumps over the lazy dog. Surprisal is minus the log."
+WIDGET = ".pplw-root"
+PPL_KEYS = ("token_ppl", "word_ppl", "char_ppl", "byte_ppl")
+
+
+@pytest.fixture
+def offline(browser, request):
+    """A page whose every request other than file: is aborted, and recorded."""
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    attempted: list[str] = []
+
+    def route(r):
+        url = r.request.url
+        if url.startswith("file:"):
+            r.continue_()
+        else:
+            attempted.append(url)
+            r.abort()
+
+    context.route("**/*", route)
+    pg = context.new_page()
+    pg.dialogs, pg.errors, pg.attempted = [], [], attempted
+    pg.on("dialog", lambda d: (pg.dialogs.append(d.message), d.dismiss()))
+    pg.on("pageerror", lambda e: pg.errors.append(str(e)))
+    yield pg
+    ARTIFACTS.mkdir(exist_ok=True)
+    pg.screenshot(path=str(ARTIFACTS / f"{request.node.name}-final.png"), full_page=True)
+    context.close()
+
+
+def shot(page, name: str) -> None:
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / f"{name}.png"))
+
+
+def check_page(page, res, name: str, *, distinct_colours: int = 1) -> None:
+    """The page shows `res` as the widget does: spans, colours, panel, tooltip, inert text."""
+    root = page.locator(WIDGET).first
+    root.wait_for(timeout=20_000)
+    spans = root.locator(".pplw-tok")
+    spans.first.wait_for()
+    assert spans.count() == len(res)
+    colours = spans.evaluate_all("els => els.map(e => getComputedStyle(e).backgroundColor)")
+    assert "rgba(0, 0, 0, 0)" not in colours and len(set(colours)) >= distinct_colours
+    assert root.locator(".pplw-status").inner_text().lower() == "done"
+
+    # the panel's numbers are metrics() exactly (title = the full-precision value)
+    titles = root.locator(".pplw-ppl-v").evaluate_all("els => els.map(e => e.title)")[:4]
+    m = res.metrics()
+    assert [float(t) for t in titles] == [m[k] for k in PPL_KEYS]
+
+    # tooltip on hover: the token's numbers and its top-k alternatives
+    i = int(res.surprisal.argmax())
+    root.locator(f".pplw-tok[data-i='{i}']").hover()
+    tip = root.locator(".pplw-tooltip")
+    tip.wait_for(state="visible")
+    text = tip.inner_text()
+    assert f"{res.surprisal_bits[i]:.2f} bits" in text
+    assert f"{int(res.rank[i]):,}" in text
+    assert tip.locator(".pplw-tt-alt").count() == res.topk_ids.shape[1]
+    shot(page, f"{name}-tooltip")
+
+    # the markup in the text is text: shown verbatim, nothing ran, no element made
+    shown = root.locator(".pplw-content").evaluate("e => e.textContent")
+    assert shown == res.text
+    assert page.dialogs == [] and page.errors == []
+    assert root.locator(".pplw-content").locator("img, b, script").count() == 0
+    assert page.locator("img").count() == 0
+
+
+def test_exported_result_offline(offline, tiny_lm, tmp_path):
+    res = score(TEXT, tiny_lm, max_length=24, stride=8, top_k=4)
+    path = tmp_path / "result.html"
+    res.to_html(path)
+    offline.goto(path.as_uri())
+    check_page(offline, res, f"export-{res.settings['model']}")
+    assert offline.attempted == []
+    # a span selection shows that span's perplexity, as in the widget
+    offline.evaluate("""() => { const q = (i) => document.querySelector(`.pplw-tok[data-i='${i}']`);
+        const r = document.createRange(); r.setStart(q(2).firstChild, 0);
+        r.setEnd(q(6).firstChild, q(6).firstChild.length);
+        const s = document.getSelection(); s.removeAllRanges(); s.addRange(r); }""")
+    sel = offline.locator(f"{WIDGET} .pplw-sel")
+    sel.wait_for(state="visible")
+    shown = [float(t) for t in sel.locator(".pplw-ppl-v").evaluate_all(
+        "els => els.map(e => e.title)")]
+    # the tokens the selection covers, as the panel states them ("#first–last", 1-based)
+    first, last = map(int, re.search(r"#([\d,]+)–([\d,]+)", sel.inner_text()).groups())
+    i0, i1 = first - 1, last
+    assert i0 <= 2 and i1 >= 7
+    nll = float(res.surprisal[i0:i1].sum())
+    w, c, b = res.units[i0:i1].sum(axis=0).tolist()
+    assert shown == pytest.approx([math.exp(nll / n) for n in (i1 - i0, w, c, b)], rel=1e-6)
+    shot(offline, f"export-{res.settings['model']}-selection")
+
+
+def test_exported_default_model_offline(offline, default_lm, tmp_path):
+    text = ("The committee will meet on Tuesday to discuss the budget. Colourless green ideas "
+            "sleep furiously. " + MARKUP)
+    res = score(text, default_lm)
+    path = tmp_path / "default.html"
+    res.to_html(path)
+    offline.goto(path.as_uri())
+    check_page(offline, res, "export-default", distinct_colours=5)
+    assert offline.attempted == []
+    offline.locator(WIDGET).screenshot(path=str(ARTIFACTS / "export-default.png"))
+
+
+NOTEBOOK = [
+    f"import sys\nsys.path[:0] = [{str(ROOT / 'tests')!r}, {str(ROOT)!r}]\n"
+    "from conftest import _tiny\nfrom ppl_widget import PerplexityWidget\nlm = _tiny('gpt2')",
+    f"text = {TEXT!r}\nw = PerplexityWidget(text, lm, max_length=24, stride=8, top_k=4)\nw",
+    "r = w.wait()\nimport json, time\ntime.sleep(0.5)  # the display update is on its way\n"
+    "print(json.dumps(r.to_dict()))",
+]
+
+
+def test_nbconvert_html_offline(offline, tmp_path):
+    """nbclient runs the notebook; the widget's output is displayed while scoring and
+    brought up to date when it ends; nbconvert's HTML shows the final result offline."""
+    import json
+
+    from nbclient import NotebookClient
+    from nbconvert import HTMLExporter
+
+    from ppl_widget.core.result import ScoreResult
+
+    nb = nbformat.v4.new_notebook()
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
+                                 "language": "python"}
+    nb.cells = [nbformat.v4.new_code_cell(c) for c in NOTEBOOK]
+    # without saved widget state nbconvert uses the text/html (see docs/export.md)
+    NotebookClient(nb, timeout=600, kernel_name="python3", store_widget_state=False,
+                   resources={"metadata": {"path": str(tmp_path)}}).execute()
+    printed = "".join(o.get("text", "") for o in nb.cells[2].outputs)
+    res = ScoreResult.from_dict(json.loads(printed))
+    out = nb.cells[1].outputs
+    assert len(out) == 1 and "text/html" in out[0]["data"]
+    assert "application/vnd.jupyter.widget-view+json" in out[0]["data"]
+    body, _ = HTMLExporter().from_notebook_node(nb)
+    path = tmp_path / "notebook.html"
+    path.write_text(body, encoding="utf-8")
+    offline.goto(path.as_uri())
+    check_page(offline, res, "nbconvert")
+    shot(offline, "nbconvert")
+    # the only requests tried are nbconvert's own template's (require.js, MathJax)
+    template = [u for u in ("require.min.js", "mathjax") if u in body.split("pplw-static")[0]]
+    assert all(any(t in url for t in template) for url in offline.attempted), offline.attempted
+
