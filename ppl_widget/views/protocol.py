@@ -5,7 +5,9 @@ Mirrored field for field in ``js/src/protocol.js``; change both together.
 Kernel -> front end (custom messages, ``widget.send(content, buffers)``):
 
 ``reset``  a scoring run starts; the front end drops what it had.
-    {type, run_id, total_tokens, top_k}
+    {type, run_id, total_tokens, top_k, levels, level_notes}
+    ``levels`` maps word/sentence to its number of units (null: level off, with
+    the reason in ``level_notes``); buffers: the unit spans, ``UNIT_SPAN_FIELDS``.
 ``chunk``  a finished batch of scored tokens, in text order.
     {type, run_id, start, count, top_k, vocab, progress}
     ``start`` is the index of the chunk's first token among the run's scored
@@ -28,7 +30,9 @@ Front end -> kernel:
 ``replay`` a view attached mid-run: send everything scored so far again.
 
 When a run ends, the same arrays (whole, in a dict of the same field names
-plus ``count``, ``top_k`` and ``vocab``) are put in the synced trait
+plus ``count``, ``top_k``, ``vocab``, ``levels``, ``level_notes``, the unit
+spans, ``bow_prob_end`` and, when the scorer gave b(i), ``word_corrected``: the
+BOW-corrected surprisal of each word, float32 nats) are put in the synced trait
 ``result_data``, so later views, page reloads and saved widget state show the
 complete result without the kernel.
 """
@@ -59,4 +63,17 @@ CHUNK_FIELDS: Final[tuple[tuple[str, str, int], ...]] = (
     ("units", "<i4", 3),  # words, chars, bytes attributed to this token
     ("topk_ids", "<i4", 0),
     ("topk_probs", "<f4", 0),
+    ("word", "<i4", 1),  # index of the token's word (core.levels rule), -1: none
+    ("sentence", "<i4", 1),  # index of its sentence, -1: none (or sentences off)
+    ("bow_prob", "<f4", 1),  # b(i): next token begins a word (NaN: not computed)
+    ("context_gain", "<f4", 1),  # nats, log P(w|ctx) - log P_uni(w); NaN without unigram=
+)
+
+# Unit spans (UTF-16 offsets into ``text``), sent once per run as the ``reset``
+# message's buffers in this order, and kept under these names in ``result_data``.
+UNIT_SPAN_FIELDS: Final[tuple[str, ...]] = (
+    "word_start16",
+    "word_end16",
+    "sentence_start16",
+    "sentence_end16",
 )

@@ -17,6 +17,7 @@ from ..core.text_units import TextUnits, WordSpec
 from ..scoring.models import LoadedModel
 from ..scoring.scorer import ScoreProgress, ScoringError, _as_loaded, stream
 from . import protocol as P
+from .widget_levels import LevelAssigner
 from .widget_settings import Count, Prefix, SettingError, check_options, check_window
 
 log = logging.getLogger(__name__)
@@ -36,19 +37,26 @@ def _bundle(name: str) -> pathlib.Path:
 
 
 def _json_safe(metrics: dict) -> dict:
-    """NaN/inf are not JSON; the front end shows null as a dash."""
-    return {k: (None if isinstance(v, float) and not math.isfinite(v) else v)
-            for k, v in metrics.items()}
+    """NaN/inf are not JSON (also inside intervals); the front end shows null as a dash."""
+    def safe(v: Any) -> Any:
+        if isinstance(v, float) and not math.isfinite(v):
+            return None
+        return [safe(x) for x in v] if isinstance(v, list | tuple) else v
+    return {k: safe(v) for k, v in metrics.items()}
 
 
 def encode_chunk(chunk: dict[str, np.ndarray], units: TextUnits) -> list[bytes]:
-    """The chunk's arrays as little-endian buffers in ``protocol.CHUNK_FIELDS`` order."""
+    """The chunk's arrays as little-endian buffers in ``protocol.CHUNK_FIELDS`` order
+    (unit indices -1, b(i) and context gain NaN where the chunk lacks them)."""
+    n = len(chunk["token_ids"])
     start16 = units.to_utf16(chunk["offsets"][:, 0])
     end16 = units.to_utf16(chunk["offsets"][:, 1])
-    source = {"start16": start16, "end16": end16}
+    source = {"start16": start16, "end16": end16, "word": np.full(n, -1),
+              "sentence": np.full(n, -1), "bow_prob": np.full(n, np.nan),
+              "context_gain": np.full(n, np.nan)}
     buffers = []
     for name, dtype, _per_token in P.CHUNK_FIELDS:
-        array = source[name] if name in source else chunk[name]
+        array = chunk[name] if name in chunk else source[name]
         buffers.append(np.ascontiguousarray(array, dtype=dtype).tobytes())
     return buffers
 
@@ -78,10 +86,14 @@ class PerplexityWidget(anywidget.AnyWidget):
     result_data = traitlets.Dict(None, allow_none=True).tag(sync=True)
     color_mode = traitlets.Unicode("surprisal").tag(sync=True)
     show_boundaries = traitlets.Bool(False).tag(sync=True)
+    level = traitlets.Enum(("token", "word", "sentence"), "token").tag(sync=True)
+    surprisal_unit = traitlets.Enum(("bits", "nats"), "bits").tag(sync=True)
+    bow_correction = traitlets.Bool(False).tag(sync=True)  # word tooltips: corrected value
 
     def __init__(self, text: str, model: Any = None, *, max_length: int | None = None,
                  stride: int | None = None, prefix: str | None = "bos", add_eos: bool = False,
                  top_k: int = 5, batch_size: int | str = "auto", words: WordSpec = None,
+                 sentences: Any = None, unigram: Any = None, ci: float | None = None,
                  autostart: bool = True, **kwargs: Any) -> None:
         if not isinstance(text, str):
             raise TypeError(f"text must be a str, got {type(text).__name__}")
@@ -91,6 +103,13 @@ class PerplexityWidget(anywidget.AnyWidget):
         self._options = check_options({"add_eos": add_eos, "top_k": top_k,
                                        "batch_size": batch_size, "words": words})
         max_length, stride = check_window(max_length, stride, self._lm)
+        if ci is not None and not (isinstance(ci, float | int) and not isinstance(ci, bool)
+                                   and 0 < ci < 1):
+            raise ValueError(f"ci must be a confidence level between 0 and 1, got {ci!r}")
+        self._sentences, self._unigram_spec, self._ci = sentences, unigram, ci
+        self._levels: LevelAssigner | None = None
+        self._unigram: Any = None
+        self._next: tuple | None = None  # (levels, unigram) of the run being started
         super().__init__(text=text, max_length=max_length, stride=stride, prefix=prefix,
                          **kwargs)
         self._units: TextUnits | None = None  # UTF-16 offsets of the text being scored
@@ -224,6 +243,14 @@ class PerplexityWidget(anywidget.AnyWidget):
                 self._lm = _as_loaded(self._model_spec)
             lm = self._lm
             self.status = "scoring"
+            unigram = None
+            if self._unigram_spec is not None:
+                from ..core.unigram import as_unigram
+
+                unigram = as_unigram(self._unigram_spec, lm.tokenizer, text=self.text)
+            self._next = (LevelAssigner(self.text, TextUnits.of(self.text),
+                                        words=self._options["words"],
+                                        sentences=self._sentences), unigram)
             progress = stream(self.text, lm, max_length=self.max_length, stride=self.stride,
                               prefix="bos" if self.prefix == "bos" else None, cancel=cancel,
                               **self._options)
@@ -234,10 +261,11 @@ class PerplexityWidget(anywidget.AnyWidget):
                     if self._fresh:
                         self._on_first(run_id, item)
                     self._last = item
-                    if len(item.chunk["token_ids"]):
-                        self._chunks.append(item.chunk)
+                    chunk = self._with_levels(item.chunk)
+                    if len(chunk["token_ids"]):
+                        self._chunks.append(chunk)
                         self._vocab.update(item.new_vocab)
-                self._send_chunk(run_id, item.start, item.chunk, item.new_vocab, item)
+                self._send_chunk(run_id, item.start, chunk, item.new_vocab, item)
             cancelled = cancel.is_set() if self._fresh else self._last.cancelled
             self._finish(run_id, "cancelled" if cancelled else "done")
         except Exception as exc:  # shown in the widget, logged, and re-raised by wait()
@@ -256,6 +284,7 @@ class PerplexityWidget(anywidget.AnyWidget):
         # the new run has data: now the previous result gives way
         self._fresh = False
         self._units = TextUnits.of(item.result.text)
+        self._levels, self._unigram = self._next
         self._chunks, self._vocab, self._last, self._done_msg = [], {}, None, None
         self.result_data = None
         res = item.result
@@ -264,6 +293,11 @@ class PerplexityWidget(anywidget.AnyWidget):
         settings = dict(res.settings)
         settings.update(n_unscored=len(res.unscored_token_ids),
                         eos_scored=bool(self._options["add_eos"]), total_tokens=item.total)
+        if self._unigram is not None:
+            settings["unigram"] = "in-sample" if self._unigram.in_sample \
+                else self._unigram.source
+        if self._ci is not None:
+            settings["ci"] = self._ci
         self.settings = _json_safe(settings)
         # show the resolved window defaults; equal to the run's settings, they re-score nothing
         self._run_settings = (settings["max_length"], settings["stride"], self.prefix)
@@ -273,7 +307,40 @@ class PerplexityWidget(anywidget.AnyWidget):
 
     def _send_reset(self, run_id: int) -> None:
         self._send_msg(run_id, {"type": P.MSG_RESET, "total_tokens": self._total,
-                                "top_k": self._top_k})
+                                "top_k": self._top_k, "levels": self._levels.counts(),
+                                "level_notes": self._levels.notes}, self._levels.buffers())
+
+    def _with_levels(self, chunk: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+        """The chunk plus each token's word and sentence, and its context gain."""
+        out = dict(chunk)
+        out.update(self._levels.owners(chunk["offsets"], chunk["is_eos"]))
+        if self._unigram is not None:
+            out["context_gain"] = -self._unigram.log_prob(chunk["token_ids"]) \
+                - chunk["surprisal"]
+        return out
+
+    def _final_metrics(self, res: ScoreResult) -> dict:
+        """metrics() with PPLu (unigram=) and bootstrap intervals (ci=) when asked."""
+        try:
+            m = res.metrics(unigram=self._unigram, ci=self._ci)
+        except Exception as exc:  # noqa: BLE001 - the plain metrics still show
+            log.warning("ppl-widget: extra metrics failed: %s", exc)
+            m = res.metrics()
+            m["extra_error"] = f"{type(exc).__name__}: {exc}"
+        return {k: (list(v) if isinstance(v, tuple) else v) for k, v in m.items()}
+
+    def _word_corrected(self, res: ScoreResult, data: dict[str, np.ndarray]) -> bytes | None:
+        """BOW-corrected surprisal per word (core.word_probability), when b(i) is known."""
+        spans = self._levels.spans["word"]
+        if res is None or data is None or res.partial or spans is None:
+            return None
+        try:
+            from ..core.word_probability import corrected_word_surprisal
+
+            values = corrected_word_surprisal(res, data["word"].astype(np.int64), len(spans))
+        except (ImportError, ValueError):  # an older scorer, or a model kind without b(i)
+            return None
+        return np.ascontiguousarray(values, dtype="<f4").tobytes()
 
     def _send_chunk(self, run_id: int, start: int, arrays: dict[str, np.ndarray],
                     vocab: dict[int, str], item: ScoreProgress) -> None:
@@ -303,7 +370,7 @@ class PerplexityWidget(anywidget.AnyWidget):
         with self._lock:
             res = self.result
             data = self._all_scored()
-            metrics = _json_safe(res.metrics()) if res is not None else None
+            metrics = _json_safe(self._final_metrics(res)) if res is not None else None
             partial = res.partial if res is not None else True
             payload: dict[str, Any] = {"run_id": run_id, "count": 0, "top_k": self._top_k,
                                        "vocab": {str(k): v for k, v in self._vocab.items()},
@@ -313,6 +380,13 @@ class PerplexityWidget(anywidget.AnyWidget):
                 for (name, _dtype, _n), buf in zip(P.CHUNK_FIELDS,
                                                    encode_chunk(data, self._units), strict=True):
                     payload[name] = buf
+            payload.update(zip(P.UNIT_SPAN_FIELDS, self._levels.buffers(), strict=True))
+            payload.update(levels=self._levels.counts(), level_notes=self._levels.notes,
+                           bow_prob_end=_json_safe({"b": float(getattr(res, "bow_prob_end",
+                                                                       math.nan))})["b"])
+            corrected = self._word_corrected(res, data)
+            if corrected is not None:
+                payload["word_corrected"] = corrected
             self.result_data = payload
             self._done_msg = {"type": P.MSG_DONE, "partial": partial, "metrics": metrics}
         self._send_msg(run_id, self._done_msg)

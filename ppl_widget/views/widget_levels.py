@@ -1,0 +1,79 @@
+"""Which word and which sentence each streamed token belongs to, for the widget.
+
+The rule is ``core.levels.assign_tokens`` (one implementation for tables, the widget
+and comparisons); this only feeds it chunk by chunk.  A token's unit depends on its
+own span, except a token holding only the tail bytes of a character (an empty
+span), which goes with the token before it: so each chunk is assigned together
+with the previous chunk's trailing tokens back to the last non-empty one.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..core.levels import assign_tokens, unit_spans
+from ..core.text_units import TextUnits
+
+#: Unit levels the widget colours by (besides tokens), in protocol order.
+LEVELS = ("word", "sentence")
+
+#: pysbd needs about half a millisecond per character: above this the default sentence
+#: segmentation is not run for the widget (a regex or callable ``sentences=`` always is).
+SENTENCE_LIMIT_CHARS = 20_000
+
+
+class LevelAssigner:
+    """Unit spans of one text, and the unit index of each token as chunks arrive."""
+
+    def __init__(self, text: str, units: TextUnits, *, words: Any = None,
+                 sentences: Any = None) -> None:
+        self.text = text
+        self.notes: dict[str, str] = {}
+        self.spans: dict[str, np.ndarray | None] = {"word": unit_spans(text, "word",
+                                                                       words=words)}
+        if sentences is None and len(text) > SENTENCE_LIMIT_CHARS:
+            self.spans["sentence"] = None
+            self.notes["sentence"] = (f"sentence level is off for texts over "
+                                      f"{SENTENCE_LIMIT_CHARS:,} characters with the default "
+                                      "segmenter (pysbd is slow): pass sentences= a regex, or "
+                                      "use result.to_frame('sentence')")
+        else:
+            self.spans["sentence"] = unit_spans(text, "sentence", sentences=sentences)
+        self.spans16 = {
+            level: (None if s is None else
+                    (units.to_utf16(s[:, 0]).astype(np.int32), units.to_utf16(s[:, 1])
+                     .astype(np.int32)))
+            for level, s in self.spans.items()}
+        self._tail = (np.zeros((0, 2), np.int64), np.zeros(0, bool))
+
+    def owners(self, offsets: np.ndarray, is_eos: np.ndarray) -> dict[str, np.ndarray]:
+        """Unit index (-1: no unit) per token of the next chunk, for every level."""
+        tail_off, tail_eos = self._tail
+        off = np.concatenate([tail_off, np.asarray(offsets, np.int64).reshape(-1, 2)])
+        eos = np.concatenate([tail_eos, np.asarray(is_eos, bool)])
+        k = len(tail_off)
+        out = {}
+        for level, spans in self.spans.items():
+            if spans is None:
+                out[level] = np.full(len(off) - k, -1, dtype=np.int32)
+            else:
+                out[level] = assign_tokens(self.text, off, spans, eos)[k:].astype(np.int32)
+        nonempty = np.flatnonzero(off[:, 1] > off[:, 0])
+        keep = nonempty[-1] if nonempty.size else 0
+        self._tail = (off[keep:], eos[keep:])
+        return out
+
+    def buffers(self) -> list[bytes]:
+        """The unit spans in UTF-16 offsets, per level: start16 then end16 (int32)."""
+        out = []
+        for level in LEVELS:
+            pair = self.spans16[level]
+            for arr in pair if pair is not None else (np.zeros(0, np.int32),) * 2:
+                out.append(np.ascontiguousarray(arr, dtype="<i4").tobytes())
+        return out
+
+    def counts(self) -> dict[str, int | None]:
+        return {level: (None if self.spans[level] is None else len(self.spans[level]))
+                for level in LEVELS}
