@@ -1,0 +1,40 @@
+"""The GPU benchmark's --smoke form runs end to end on the CPU (tiny shapes)."""
+
+from __future__ import annotations
+
+import json
+import os
+import pathlib
+import subprocess
+import sys
+
+import pytest
+
+pytest.importorskip("torch")
+pytest.importorskip("anywidget")
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+
+
+def test_bench_gpu_smoke_prints_its_tables(tmp_path):
+    out = tmp_path / "bench.json"
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "PYTHONPATH": str(ROOT)}
+    proc = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "bench_gpu.py"), "--smoke",
+                           "--json", str(out)], capture_output=True, text=True, timeout=600,
+                          env=env, cwd=ROOT)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    text = proc.stdout
+    assert "| method    | seconds | tokens/s" in text
+    for name in ("guide", "score", "stream"):
+        assert f"| {name:9} |" in text
+    assert "lm-eval" in text and "Targets (H100)" in text and "bf16 vs fp32" in text
+    figures = json.loads(out.read_text())
+    assert [m["model"] for m in figures["models"]] == ["gpt2-large", "llama-1b"]
+    for model in figures["models"]:
+        for run in model["runs"].values():
+            checks = run["checks"]
+            assert checks["stream_equals_score"] is True
+            assert checks["score_tokens"] == model["n_tokens"]
+            assert all(r["tokens_per_s"] > 0 for r in run["rows"].values())
+        # both strides; lm-eval's rolling windows only where stride == max_length
+        assert {len(r["rows"]) for r in model["runs"].values()} == {3, 4}
