@@ -13,14 +13,19 @@
 
 export const NBINS = 32;
 
-export const MODES = Object.freeze(["surprisal", "probability", "rank", "entropy"]);
+export const MODES = Object.freeze(["surprisal", "probability", "rank", "entropy", "context_gain"]);
 
 export const MODE_LABELS = Object.freeze({
   surprisal: "Surprisal",
   probability: "Probability",
   rank: "Rank",
   entropy: "Entropy",
+  context_gain: "Context gain",
 });
+
+// Modes that words and sentences can be coloured by (rank and entropy are per token).
+export const UNIT_MODES = Object.freeze(["surprisal", "probability", "context_gain"]);
+export const GAIN_MAX_BITS = 16;
 
 // Upper ends of the continuous scales (values above are clamped).
 export const SURPRISAL_MAX_BITS = 16;
@@ -59,8 +64,13 @@ export function binOfT(t) {
  * (a sure token is pale, an unlikely one dark); rank: its bucket; entropy:
  * bits over [0, ENTROPY_MAX_BITS].  Invalid values give -1.
  */
-export function binFor(mode, surprisalNats, entropyNats, rank) {
+export function binFor(mode, surprisalNats, entropyNats, rank, gainNats) {
   switch (mode) {
+    case "context_gain": {
+      // log P(w|ctx) - log P_uni(w): more colour = the context helped more; <= 0 palest
+      if (!(gainNats === gainNats) || gainNats == null) return -1;
+      return binOfT(gainNats / LN2 / GAIN_MAX_BITS);
+    }
     case "probability": {
       if (!(surprisalNats >= 0)) return -1;
       return binOfT(1 - Math.exp(-surprisalNats));
@@ -80,7 +90,18 @@ export function binFor(mode, surprisalNats, entropyNats, rank) {
 
 /** Bin of token i of a TokenStore. */
 export function tokenBin(mode, store, i) {
-  return binFor(mode, store.surprisal[i], store.entropy[i], store.rank[i]);
+  return binFor(mode, store.surprisal[i], store.entropy[i], store.rank[i], store.context_gain[i]);
+}
+
+/**
+ * Bin of unit u of a UnitStats (levels.js): its surprisal (a word's, or a
+ * sentence's mean per word) on the token scale, its probability, or its
+ * context gain; rank and entropy colour by surprisal at these levels.
+ */
+export function unitBin(mode, stats, u, corrected = null) {
+  if (mode === "context_gain") return binFor(mode, NaN, NaN, 0, stats.value(u, "context_gain"));
+  const s = stats.value(u, "surprisal", corrected);
+  return binFor(mode === "probability" ? "probability" : "surprisal", s, NaN, 0, NaN);
 }
 
 // --- colour maths -------------------------------------------------------
@@ -193,8 +214,20 @@ export function palette(theme) {
  * What the legend shows for a mode: {title, kind, ticks|buckets}.
  * ticks: [{at (0..1 along the bar), label}]; buckets: [{bin, label}].
  */
-export function legendFor(mode) {
+export function legendFor(mode, unit = "bits") {
+  const nats = unit === "nats";
+  const scale = (title, maxBits) => ({
+    title: `${title} (${nats ? "nats" : "bits"})`,
+    kind: "continuous",
+    ticks: [0, 0.25, 0.5, 0.75, 1].map((f) => {
+      const v = f * (nats ? maxBits * LN2 : maxBits);
+      const label = nats ? String(Math.round(v * 10) / 10) : String(v);
+      return { at: f, label: f === 1 ? `≥${label}` : label };
+    }),
+  });
   switch (mode) {
+    case "context_gain":
+      return scale("context gain", GAIN_MAX_BITS);
     case "probability":
       return {
         title: "probability",
@@ -208,22 +241,8 @@ export function legendFor(mode) {
         buckets: RANK_BUCKETS.map((b, k) => ({ bin: RANK_BINS[k], label: b.label })),
       };
     case "entropy":
-      return {
-        title: "entropy (bits)",
-        kind: "continuous",
-        ticks: [0, 2.5, 5, 7.5, 10].map((v) => ({
-          at: v / ENTROPY_MAX_BITS,
-          label: v === ENTROPY_MAX_BITS ? `≥${v}` : String(v),
-        })),
-      };
+      return scale("entropy", ENTROPY_MAX_BITS);
     default:
-      return {
-        title: "surprisal (bits)",
-        kind: "continuous",
-        ticks: [0, 4, 8, 12, 16].map((v) => ({
-          at: v / SURPRISAL_MAX_BITS,
-          label: v === SURPRISAL_MAX_BITS ? `≥${v}` : String(v),
-        })),
-      };
+      return scale("surprisal", SURPRISAL_MAX_BITS);
   }
 }

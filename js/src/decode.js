@@ -7,7 +7,7 @@
 // copied.  The data is little-endian; a big-endian host gets a copy read
 // through DataView getters.
 
-import { CHUNK_FIELDS } from "./protocol.js";
+import { CHUNK_FIELDS, UNIT_SPAN_FIELDS } from "./protocol.js";
 
 const HOST_LITTLE_ENDIAN = new Uint8Array(new Uint32Array([1]).buffer)[0] === 1;
 
@@ -97,6 +97,24 @@ export function decodeChunk(content, buffers) {
 }
 
 /**
+ * Unit spans from buffers in UNIT_SPAN_FIELDS order (a reset message) and the
+ * `levels` counts ({word: n|null, sentence: n|null}): {word: {start16, end16}|null, ...}.
+ */
+export function decodeUnitSpans(buffers, levels) {
+  const out = { word: null, sentence: null };
+  if (!buffers || !levels) return out;
+  ["word", "sentence"].forEach((level, k) => {
+    const n = levels[level];
+    if (n == null || buffers[2 * k] == null) return;
+    out[level] = {
+      start16: toTypedArray(buffers[2 * k], "<i4", n),
+      end16: toTypedArray(buffers[2 * k + 1], "<i4", n),
+    };
+  });
+  return out;
+}
+
+/**
  * Decode the `result_data` trait: {count, top_k, vocab, run_id, partial,
  * metrics, <field name>: buffer, ...}.  Returns null when there is nothing
  * usable.  Same shape as decodeChunk plus runId/vocab/partial/metrics.
@@ -120,5 +138,15 @@ export function decodeResult(rd) {
     vocab: rd.vocab || {},
     partial: !!rd.partial,
     metrics: rd.metrics || null,
+    unitSpans: decodeUnitSpans(
+      UNIT_SPAN_FIELDS.map((k) => rd[k]),
+      rd.levels,
+    ),
+    levelNotes: rd.level_notes || {},
+    bowProbEnd: rd.bow_prob_end == null ? NaN : Number(rd.bow_prob_end),
+    wordCorrected:
+      rd.word_corrected != null && rd.levels && rd.levels.word != null
+        ? toTypedArray(rd.word_corrected, "<f4", rd.levels.word)
+        : null,
   };
 }

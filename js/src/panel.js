@@ -27,15 +27,28 @@ function setValue(el, x, fmt = fmtMetric) {
 function pplGrid(compact) {
   const cells = {};
   const el = h("div", { class: compact ? "pplw-ppl pplw-ppl-compact" : "pplw-ppl" });
+  const cis = {};
   for (const [key, label] of PPL_UNITS) {
     const v = h("span", { class: "pplw-ppl-v", text: "—" });
+    const ci = h("span", { class: "pplw-ppl-ci", attrs: { hidden: true } });
     cells[key] = v;
-    el.appendChild(h("div", { class: "pplw-ppl-cell" }, h("span", { class: "pplw-ppl-k", text: `per ${label}` }), v));
+    cis[key] = ci;
+    el.appendChild(h("div", { class: "pplw-ppl-cell" }, h("span", { class: "pplw-ppl-k", text: `per ${label}` }), v, ci));
   }
   return {
     el,
     set(m) {
-      for (const [key] of PPL_UNITS) setValue(cells[key], m ? m[key] : NaN);
+      for (const [key] of PPL_UNITS) {
+        setValue(cells[key], m ? m[key] : NaN);
+        // bootstrap interval (metrics(ci=...)): [lo, hi] under the value
+        const pair = m && Array.isArray(m[`${key}_ci`]) ? m[`${key}_ci`] : null;
+        cis[key].hidden = !pair;
+        if (pair) {
+          const level = m.ci_level != null ? `${Math.round(m.ci_level * 100)}% ` : "";
+          setText(cis[key], `${level}CI ${fmtMetric(pair[0])}–${fmtMetric(pair[1])}`);
+          cis[key].title = `${level}bootstrap interval over ${m.ci_blocks ?? "?"} blocks: ${fmtExact(pair[0])} to ${fmtExact(pair[1])}`;
+        }
+      }
     },
   };
 }
@@ -43,11 +56,13 @@ function pplGrid(compact) {
 /** Key/value rows; returns {el, set(key, text, title)}. */
 function kvList(rows) {
   const vals = {};
+  const labels = {};
   const el = h("div", { class: "pplw-kv" });
   for (const [key, label] of rows) {
     const v = h("span", { class: "pplw-kv-v", text: "—" });
     vals[key] = v;
-    el.appendChild(h("span", { class: "pplw-kv-k", text: label }));
+    labels[key] = h("span", { class: "pplw-kv-k", text: label });
+    el.appendChild(labels[key]);
     el.appendChild(v);
   }
   return {
@@ -55,6 +70,13 @@ function kvList(rows) {
     set(key, text, title) {
       setText(vals[key], text);
       vals[key].title = title == null ? "" : String(title);
+    },
+    label(key, text) {
+      setText(labels[key], text);
+    },
+    show(key, on) {
+      labels[key].hidden = !on;
+      vals[key].hidden = !on;
     },
   };
 }
@@ -70,6 +92,8 @@ export class MetricsPanel {
       ["bpc", "bits / char"],
       ["bpb", "bits / byte"],
       ["nll", "total NLL"],
+      ["pplu", "PPLu"],
+      ["uni", "unigram PPL"],
     ]);
     this.counts = h("div", { class: "pplw-counts" });
     s.body.append(this.grid.el, this.kv.el, this.counts);
@@ -79,17 +103,25 @@ export class MetricsPanel {
    * metrics: dict with the ScoreResult.metrics() keys (null = NaN).
    * state: "empty" | "live" | "final" | "partial".
    */
-  update(m, state) {
+  update(m, state, unit = "bits") {
     this.grid.set(m);
     const v = (k) => (m && m[k] != null ? m[k] : NaN);
-    this.kv.set("bpt", fmtMetric(v("bits_per_token")), fmtExact(v("bits_per_token")));
-    this.kv.set("bpc", fmtMetric(v("bits_per_char")), fmtExact(v("bits_per_char")));
-    this.kv.set("bpb", fmtMetric(v("bits_per_byte")), fmtExact(v("bits_per_byte")));
-    this.kv.set(
-      "nll",
-      `${fmtMetric(v("total_nll"))} nats · ${fmtMetric(v("total_bits"))} bits`,
-      `${fmtExact(v("total_nll"))} nats, ${fmtExact(v("total_bits"))} bits`,
-    );
+    const f = unit === "nats" ? Math.LN2 : 1; // bits per unit -> the chosen unit
+    for (const [key, name] of [["bpt", "token"], ["bpc", "char"], ["bpb", "byte"]]) {
+      const x = v(`bits_per_${name}`) * f;
+      this.kv.label(key, `${unit} / ${name}`);
+      this.kv.set(key, fmtMetric(x), fmtExact(x));
+    }
+    const total = unit === "nats" ? v("total_nll") : v("total_bits");
+    this.kv.set("nll", `${fmtMetric(total)} ${unit}`, `${fmtExact(total)} ${unit}`);
+    const hasU = m && m.pplu != null;
+    this.kv.show("pplu", hasU);
+    this.kv.show("uni", hasU);
+    if (hasU) {
+      this.kv.label("pplu", m.unigram_source === "in-sample" ? "PPLu (in-sample)" : "PPLu");
+      this.kv.set("pplu", fmtMetric(v("pplu")), `${fmtExact(v("pplu"))} (unigram: ${m.unigram_source ?? "?"})`);
+      this.kv.set("uni", fmtMetric(v("unigram_ppl")), fmtExact(v("unigram_ppl")));
+    }
     const counts = [
       [v("n_tokens"), "tokens"],
       [v("n_words"), "words"],
@@ -164,9 +196,21 @@ export function describeSettings(st) {
   }
   if (st.n_unscored != null) add("unscored", `${st.n_unscored} token${st.n_unscored === 1 ? "" : "s"} at start`);
   add("top-k", st.top_k);
+  add("unigram", st.unigram);
+  if (st.ci != null) add("intervals", `${Math.round(st.ci * 100)}% bootstrap`);
   const dev = [st.device, st.dtype].filter((x) => x != null && x !== "").join(" · ");
   add("device", dev);
   return out;
+}
+
+let panelCounter = 0;
+
+/** A control's text -> a number when it is one, null when empty, else the text itself. */
+export function parseControl(raw) {
+  const s = String(raw ?? "").trim();
+  if (s === "") return null;
+  const n = Number(s);
+  return Number.isFinite(n) ? n : s;
 }
 
 export class SettingsPanel {
@@ -175,8 +219,10 @@ export class SettingsPanel {
     const s = section("Scored with");
     this.el = s.el;
     this.list = h("div", { class: "pplw-kv pplw-settings" });
-    this.maxLen = h("input", { class: "pplw-input", attrs: { type: "number", min: 2, step: 1, "aria-label": "max_length" } });
-    this.stride = h("input", { class: "pplw-input", attrs: { type: "number", min: 1, step: 1, "aria-label": "stride" } });
+    // text inputs: what was typed reaches the kernel as typed, and the kernel's rules
+    // (score()'s, one source) answer with their message beside the control
+    this.maxLen = h("input", { class: "pplw-input", attrs: { type: "text", inputmode: "numeric", "aria-label": "max_length" } });
+    this.stride = h("input", { class: "pplw-input", attrs: { type: "text", inputmode: "numeric", "aria-label": "stride" } });
     this.prefix = h(
       "select",
       { class: "pplw-input", attrs: { "aria-label": "prefix" } },
@@ -185,44 +231,69 @@ export class SettingsPanel {
     );
     this.apply = h("button", { class: "pplw-btn pplw-btn-primary", text: "Re-score", attrs: { type: "submit" } });
     this.msg = h("div", { class: "pplw-form-msg", attrs: { "aria-live": "polite" } });
-    const field = (label, input) => h("label", { class: "pplw-field" }, h("span", { text: label }), input);
-    this.form = h(
-      "form",
-      { class: "pplw-form" },
-      field("max_length", this.maxLen),
-      field("stride", this.stride),
-      field("prefix", this.prefix),
-      this.apply,
-    );
+    this.inputs = { max_length: this.maxLen, stride: this.stride, prefix: this.prefix };
+    this.fieldMsgs = {};
+    this.invalid = new Set(); // controls holding a rejected value (kept as typed)
+    const fields = Object.entries(this.inputs).map(([name, input]) => {
+      const msg = h("span", { class: "pplw-field-msg", attrs: { id: `pplw-fm-${name}-${++panelCounter}`, "aria-live": "polite", hidden: true } });
+      this.fieldMsgs[name] = msg;
+      input.setAttribute("aria-describedby", msg.id);
+      input.addEventListener("input", () => this.clearError(name));
+      return h("label", { class: "pplw-field" }, h("span", { text: name }), input, msg);
+    });
+    this.form = h("form", { class: "pplw-form" }, ...fields, this.apply);
     this.form.addEventListener("submit", (ev) => {
       ev.preventDefault();
-      const v = this.read();
-      if (v.error) {
-        setText(this.msg, v.error);
-        this.msg.className = "pplw-form-msg pplw-bad";
-        return;
-      }
+      for (const name of Object.keys(this.inputs)) this.clearError(name);
       setText(this.msg, "");
-      onApply(v);
+      onApply(this.read());
     });
     s.body.append(this.list, this.form, this.msg);
   }
 
+  /** The controls' values as typed: numbers where they parse, else the raw text (the
+   * kernel names what is wrong with it); an empty field is null (the model's default). */
   read() {
-    const ml = Number(this.maxLen.value);
-    const st = Number(this.stride.value);
-    if (!Number.isInteger(ml) || ml < 2) return { error: "max_length must be an integer ≥ 2" };
-    if (!Number.isInteger(st) || st < 1) return { error: "stride must be an integer ≥ 1" };
-    if (st > ml) return { error: "stride cannot exceed max_length" };
-    return { max_length: ml, stride: st, prefix: this.prefix.value };
+    return {
+      max_length: parseControl(this.maxLen.value),
+      stride: parseControl(this.stride.value),
+      prefix: this.prefix.value,
+    };
   }
 
-  /** Show the trait values in the inputs (unless the user is editing them). */
+  /** The kernel rejected `field`: its message beside the control, the value left as typed. */
+  showError(field, message) {
+    const input = this.inputs[field];
+    const msg = this.fieldMsgs[field];
+    if (!input || !msg) {
+      setText(this.msg, message);
+      this.msg.className = "pplw-form-msg pplw-bad";
+      return;
+    }
+    this.invalid.add(field);
+    input.setAttribute("aria-invalid", "true");
+    input.parentElement.classList.add("pplw-field-bad");
+    setText(msg, message);
+    msg.hidden = false;
+    setText(this.msg, "");
+  }
+
+  clearError(field) {
+    this.invalid.delete(field);
+    this.inputs[field].removeAttribute("aria-invalid");
+    this.inputs[field].parentElement.classList.remove("pplw-field-bad");
+    setText(this.fieldMsgs[field], "");
+    this.fieldMsgs[field].hidden = true;
+  }
+
+  /** Show the trait values in the inputs (unless the user is editing them, or they hold a
+   * rejected value the user should see next to its message). */
   setControls({ max_length, stride, prefix }) {
     const active = this.el.ownerDocument.activeElement;
-    if (max_length != null && active !== this.maxLen) this.maxLen.value = String(max_length);
-    if (stride != null && active !== this.stride) this.stride.value = String(stride);
-    if (prefix != null && active !== this.prefix) this.prefix.value = prefix === "bos" ? "bos" : "none";
+    const keep = (name) => active === this.inputs[name] || this.invalid.has(name);
+    if (!keep("max_length")) this.maxLen.value = max_length == null ? "" : String(max_length);
+    if (!keep("stride")) this.stride.value = stride == null ? "" : String(stride);
+    if (prefix != null && !keep("prefix")) this.prefix.value = prefix === "bos" ? "bos" : "none";
   }
 
   setSettings(settings) {

@@ -5,6 +5,7 @@ export const MSG_RESET = "reset";
 export const MSG_CHUNK = "chunk";
 export const MSG_DONE = "done";
 export const MSG_ERROR = "error";
+export const MSG_SETTINGS_ERROR = "settings_error"; // {field, message}: a control rejected
 export const MSG_CANCEL = "cancel";
 export const MSG_REPLAY = "replay";
 
@@ -22,7 +23,16 @@ export const CHUNK_FIELDS = Object.freeze([
   ["units", "<i4", 3], // words, chars, bytes attributed to this token
   ["topk_ids", "<i4", 0],
   ["topk_probs", "<f4", 0],
+  ["word", "<i4", 1], // the token's word (core.levels rule), -1: none
+  ["sentence", "<i4", 1], // its sentence, -1: none
+  ["bow_prob", "<f4", 1], // b(i), NaN when not computed
+  ["context_gain", "<f4", 1], // nats; NaN without a unigram
 ]);
+
+// Unit spans (UTF-16), the reset message's buffers in this order; result_data keys.
+export const UNIT_SPAN_FIELDS = Object.freeze(["word_start16", "word_end16", "sentence_start16", "sentence_end16"]);
+export const LEVELS = Object.freeze(["token", "word", "sentence"]);
+export const SURPRISAL_UNITS = Object.freeze(["bits", "nats"]);
 
 // Index of each unit inside the per-token `units` triple.
 export const UNIT_WORDS = 0;
@@ -40,6 +50,9 @@ export const TRAIT_PREFIX = "prefix";
 export const TRAIT_RESULT = "result_data";
 export const TRAIT_COLOR_MODE = "color_mode"; // optional
 export const TRAIT_SHOW_BOUNDARIES = "show_boundaries"; // optional
+export const TRAIT_LEVEL = "level"; // optional: token | word | sentence
+export const TRAIT_SURPRISAL_UNIT = "surprisal_unit"; // optional: bits | nats
+export const TRAIT_BOW = "bow_correction"; // optional: word tooltips show the corrected value
 
 export const STATUS_IDLE = "idle";
 export const STATUS_LOADING = "loading"; // the model is being loaded

@@ -33,13 +33,13 @@ export class TextView {
    * @param content  element that receives the blocks (inside the scroller)
    * @param scroller the scrolling element (IntersectionObserver root)
    * @param store    TokenStore
-   * @param opts     {getMode(): string, onRendered(block): void, blockOptions}
+   * @param opts     {getBin(i): colour bin of token i (-1: none), onRendered(block), blockOptions}
    */
   constructor(content, scroller, store, opts = {}) {
     this.content = content;
     this.scroller = scroller;
     this.store = store;
-    this.getMode = opts.getMode || (() => "surprisal");
+    this.getBin = opts.getBin || ((i) => tokenBin("surprisal", store, i));
     this.onRendered = opts.onRendered || (() => {});
     this.blockOptions = opts.blockOptions || {};
     this.queue = new Set();
@@ -182,7 +182,7 @@ export class TextView {
     const store = this.store;
     const text = this.text;
     const len = text.length;
-    const mode = this.getMode();
+    const getBin = this.getBin;
     let pos = b.doneEnd;
     for (let i = b.doneT; i < t1; i++) {
       const [st, en] = BlockPlan.clampToken(store.start16[i], store.end16[i], pos, len);
@@ -191,7 +191,7 @@ export class TextView {
       let kind = KIND_TEXT;
       if (en > st) sp.textContent = text.slice(st, en);
       else kind = st >= len ? KIND_EOS : KIND_ZW;
-      const bin = tokenBin(mode, store, i);
+      const bin = getBin(i);
       sp.className = CLASS_CACHE[kind][bin < 0 ? NBINS : bin];
       sp.setAttribute("data-i", String(i));
       b.spans.push(sp);
@@ -251,14 +251,13 @@ export class TextView {
 
   /** Re-colour the rendered blocks only (mode change, replayed values). */
   recolor(fromToken = 0) {
-    const mode = this.getMode();
-    const store = this.store;
+    const getBin = this.getBin;
     for (const b of this.blocks) {
       if (!b || !b.rendered) continue;
       const t0 = this.plan.blocks[b.k].t0;
       if (t0 + b.spans.length <= fromToken) continue;
       for (let j = Math.max(0, fromToken - t0); j < b.spans.length; j++) {
-        const bin = tokenBin(mode, store, t0 + j);
+        const bin = getBin(t0 + j);
         const sp = b.spans[j];
         const cls = CLASS_CACHE[b.kinds[j]][bin < 0 ? NBINS : bin];
         const active = sp.classList.contains("pplw-active");

@@ -14,7 +14,13 @@ const SCALARS = [
   ["entropy", Float32Array],
   ["rank", Int32Array],
   ["context_length", Int32Array],
+  ["word", Int32Array],
+  ["sentence", Int32Array],
+  ["bow_prob", Float32Array],
+  ["context_gain", Float32Array],
 ];
+
+const NO_LEVELS = Object.freeze({ word: null, sentence: null });
 
 function grow(arr, n) {
   const out = new arr.constructor(n);
@@ -37,6 +43,7 @@ export class TokenStore {
   }
 
   _clearData(capacity, topK) {
+    this.version = (this.version || 0) + 1; // per-unit sums start again when it changes
     this.length = 0;
     this.capacity = capacity;
     this.topK = topK;
@@ -48,6 +55,9 @@ export class TokenStore {
     this.vocab = new Map();
     this.sums = { nats: 0, words: 0, chars: 0, bytes: 0 };
     this.final = null; // {metrics, partial} from a `done` message / result_data
+    this.unitSpans = NO_LEVELS; // {word: {start16, end16}|null, sentence: ...}
+    this.levelNotes = {};
+    this.wordCorrected = null; // Float32Array per word (nats), once the run is done
     this.progress = null;
     this.error = null;
   }
@@ -67,6 +77,12 @@ export class TokenStore {
     }
     this.totalTokens = totalTokens | 0;
     this.progress = { done: this.length, total: this.totalTokens };
+  }
+
+  /** Unit spans of the run: {word: {start16, end16}|null, sentence: ...}, notes. */
+  setLevels(spans, notes) {
+    this.unitSpans = spans || NO_LEVELS;
+    this.levelNotes = notes || {};
   }
 
   /** The text changed: what we hold refers to old offsets.  Forget it. */
@@ -150,7 +166,11 @@ export class TokenStore {
     const end = start + count;
     this._ensureCapacity(end);
     const f = chunk.fields;
-    for (const [name] of SCALARS) this[name].set(f[name], start);
+    for (const [name, Ctor] of SCALARS) {
+      // fields a chunk lacks (an older kernel): no unit (-1), not computed (NaN)
+      if (f[name]) this[name].set(f[name], start);
+      else this[name].fill(Ctor === Int32Array ? -1 : NaN, start, end);
+    }
     this.units.set(f.units, start * 3);
     const k = this.topK;
     if (chunk.topK === k) {
@@ -168,6 +188,7 @@ export class TokenStore {
     }
     const overlap = start < this.length;
     if (overlap) {
+      this.version++;
       this.length = Math.max(this.length, end);
       this._recomputeSums();
     } else {
@@ -186,6 +207,8 @@ export class TokenStore {
     this.applyChunk(res.runId, res, res.vocab);
     this.final = { metrics: res.metrics, partial: res.partial };
     this.progress = { done: res.count, total: res.count };
+    this.setLevels(res.unitSpans, res.levelNotes);
+    this.wordCorrected = res.wordCorrected || null;
   }
 
   mergeVocab(vocab) {

@@ -1,12 +1,23 @@
 // Toolbar: colour mode, token-boundary toggle, legend; and the progress row.
 
-import { legendFor, MODE_LABELS, MODES, NBINS } from "./colors.js";
+import { legendFor, MODE_LABELS, MODES, NBINS, UNIT_MODES } from "./colors.js";
 import { h, setText } from "./dom.js";
 import { fmtDuration, fmtInt } from "./format.js";
 
 export class Toolbar {
-  /** onMode(mode), onBoundaries(bool) */
-  constructor({ onMode, onBoundaries }) {
+  /** onMode(mode), onBoundaries(bool), onLevel(level), onUnit(unit), onBow(bool) */
+  constructor({ onMode, onBoundaries, onLevel = () => {}, onUnit = () => {}, onBow = () => {} }) {
+    const select = (label, options, on) => {
+      const el = h("select", { class: "pplw-input", attrs: { "aria-label": label } });
+      for (const [value, text] of options) el.appendChild(h("option", { text, attrs: { value } }));
+      el.addEventListener("change", () => on(el.value));
+      return el;
+    };
+    this.level = select("Level", [["token", "Token"], ["word", "Word"], ["sentence", "Sentence"]], onLevel);
+    this.unit = select("Surprisal unit", [["bits", "bits"], ["nats", "nats"]], onUnit);
+    this.bow = h("input", { attrs: { type: "checkbox" } });
+    this.bow.addEventListener("change", () => onBow(this.bow.checked));
+    this.bowLabel = h("label", { class: "pplw-check", title: "Word surprisal corrected for leading whitespace (Pimentel & Meister 2024)" }, this.bow, h("span", { text: "BOW-corrected" }));
     this.mode = h("select", { class: "pplw-input", attrs: { "aria-label": "Colour tokens by" } });
     for (const m of MODES) this.mode.appendChild(h("option", { text: MODE_LABELS[m], attrs: { value: m } }));
     this.mode.addEventListener("change", () => onMode(this.mode.value));
@@ -16,22 +27,43 @@ export class Toolbar {
     this.el = h(
       "div",
       { class: "pplw-toolbar" },
+      h("label", { class: "pplw-field pplw-inline" }, h("span", { text: "Level" }), this.level),
       h("label", { class: "pplw-field pplw-inline" }, h("span", { text: "Colour by" }), this.mode),
+      h("label", { class: "pplw-field pplw-inline" }, h("span", { text: "Unit" }), this.unit),
+      this.bowLabel,
       h("label", { class: "pplw-check" }, this.bounds, h("span", { text: "token boundaries" })),
       this.legend,
     );
   }
 
-  set(mode, boundaries) {
+  /**
+   * mode: the colour mode in effect; opts {level, unit, bow, hasGain, levels:
+   * {word: bool, sentence: bool} (available), notes: {level: why not}}.
+   */
+  set(mode, boundaries, opts = {}) {
+    const { level = "token", unit = "bits", bow = false, hasGain = false, levels = {}, notes = {} } = opts;
     if (this.mode.value !== mode) this.mode.value = mode;
     this.bounds.checked = !!boundaries;
-    this._legend(mode);
+    if (this.level.value !== level) this.level.value = level;
+    if (this.unit.value !== unit) this.unit.value = unit;
+    this.bow.checked = !!bow;
+    this.bowLabel.hidden = level !== "word";
+    for (const opt of this.level.options) {
+      const off = opt.value !== "token" && levels[opt.value] === false;
+      opt.disabled = off;
+      opt.title = off ? notes[opt.value] || "not available" : "";
+    }
+    for (const opt of this.mode.options) {
+      opt.disabled = (level !== "token" && !UNIT_MODES.includes(opt.value)) || (opt.value === "context_gain" && !hasGain);
+    }
+    this._legend(mode, unit);
   }
 
-  _legend(mode) {
-    if (this.legendMode === mode) return;
-    this.legendMode = mode;
-    const lg = legendFor(mode);
+  _legend(mode, unit = "bits") {
+    const key = `${mode}/${unit}`;
+    if (this.legendMode === key) return;
+    this.legendMode = key;
+    const lg = legendFor(mode, unit);
     const title = h("span", { class: "pplw-legend-title", text: lg.title });
     if (lg.kind === "buckets") {
       this.legend.replaceChildren(

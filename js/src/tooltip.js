@@ -2,7 +2,48 @@
 
 import { h } from "./dom.js";
 import { displayToken, fmtFixed, fmtInt, fmtProb } from "./format.js";
+import { inUnit } from "./levels.js";
 import { LN2 } from "./metrics.js";
+
+// A sentence's tooltip lists at most this many tokens (then "… n more").
+export const UNIT_TOKENS_SHOWN = 24;
+
+/**
+ * What the tooltip shows for unit u of a UnitStats (pure): its text, surprisal
+ * (sum, nats), the BOW-corrected value when given, per-word mean for sentences,
+ * and its tokens with their surprisals.
+ */
+export function unitDetails(store, stats, u, text, corrected = null) {
+  const sp = stats.spans;
+  const first = stats.first[u];
+  const last = stats.last[u];
+  const tokens = [];
+  for (let i = first; i >= 0 && i <= last && tokens.length < UNIT_TOKENS_SHOWN; i++) {
+    if (stats.unitOf(i) !== u) continue;
+    const s16 = store.start16[i];
+    const e16 = store.end16[i];
+    tokens.push({ index: i, text: e16 > s16 ? text.slice(s16, e16) : (store.tokenText(store.token_ids[i]) ?? ""), nats: store.surprisal[i] });
+  }
+  const c = corrected && u < corrected.length ? corrected[u] : NaN;
+  return {
+    unit: u,
+    level: stats.level,
+    nUnits: stats.n,
+    text: text.slice(sp.start16[u], sp.end16[u]),
+    nats: stats.nats[u],
+    correctedNats: c,
+    words: stats.words[u],
+    nTokens: stats.tokens[u],
+    gainNats: stats.gain[u],
+    tokens,
+    more: stats.tokens[u] - tokens.length,
+  };
+}
+
+/** "2.50 bits" / "1.733 nats". */
+export function fmtSurprisal(nats, unit) {
+  return unit === "nats" ? `${fmtFixed(nats, 3)} nats` : `${fmtFixed(inUnit(nats, "bits"), 2)} bits`;
+}
 
 /**
  * Everything the tooltip shows for token i (pure).
@@ -36,6 +77,7 @@ export function tokenDetails(store, i, text) {
     rank: store.rank[i],
     entropyBits: store.entropy[i] / LN2,
     context: store.context_length[i],
+    gainNats: store.context_gain ? store.context_gain[i] : NaN,
     alts,
     targetInAlts: alts.some((a) => a.isTarget),
   };
@@ -54,15 +96,46 @@ export class Tooltip {
     this.index = -1;
   }
 
-  /** Show details `d` (from tokenDetails) next to the span `anchor`. */
-  show(anchor, d) {
-    this.index = d.index;
-    this.el.replaceChildren(...this._content(d));
+  /** Show details `d` (from tokenDetails or unitDetails) next to the span `anchor`;
+   * opts {unit: "bits"|"nats", bow: show the corrected word surprisal, gain}. */
+  show(anchor, d, opts = {}) {
+    this.index = d.index ?? d.tokens?.[0]?.index ?? -1;
+    this.el.replaceChildren(...(d.level ? this._unitContent(d, opts) : this._content(d, opts)));
     this.el.hidden = false;
     this._place(anchor);
   }
 
-  _content(d) {
+  _unitContent(d, { unit = "bits", bow = false, gain = false } = {}) {
+    const head = h(
+      "div",
+      { class: "pplw-tt-head" },
+      h("code", { class: "pplw-tt-token", text: displayToken(d.text) }),
+      h("span", { class: "pplw-tt-meta", text: `${d.level} ${fmtInt(d.unit + 1)} of ${fmtInt(d.nUnits)} · ${fmtInt(d.nTokens)} token${d.nTokens === 1 ? "" : "s"}` }),
+    );
+    const row = (k, v, strong) =>
+      [h("span", { class: "pplw-tt-k", text: k }), h("span", { class: strong ? "pplw-tt-v pplw-strong" : "pplw-tt-v", text: v })];
+    const rows = [...row(d.level === "word" ? "surprisal (sum)" : "surprisal", fmtSurprisal(d.nats, unit), true)];
+    if (d.level === "word" && bow) {
+      const v = d.correctedNats === d.correctedNats ? fmtSurprisal(d.correctedNats, unit) : "— (when scoring ends, if the model gives b(i))";
+      rows.push(...row("BOW-corrected", v, true));
+    }
+    if (d.level === "sentence") {
+      rows.push(...row("per word", d.words > 0 ? fmtSurprisal(d.nats / d.words, unit) : "—"));
+      rows.push(...row("words", fmtInt(d.words)));
+    }
+    if (gain && d.gainNats === d.gainNats) rows.push(...row("context gain", fmtSurprisal(d.gainNats, unit)));
+    const list = h("div", { class: "pplw-tt-units" });
+    for (const t of d.tokens) {
+      list.appendChild(
+        h("div", { class: "pplw-tt-alt" }, h("code", { class: "pplw-tt-alttok", text: displayToken(t.text) }), h("span", { class: "pplw-tt-altp", text: fmtSurprisal(t.nats, unit) })),
+      );
+    }
+    const parts = [head, h("div", { class: "pplw-tt-grid" }, ...rows), h("div", { class: "pplw-tt-sub", text: "its tokens" }), list];
+    if (d.more > 0) parts.push(h("div", { class: "pplw-tt-sub", text: `… and ${fmtInt(d.more)} more` }));
+    return parts;
+  }
+
+  _content(d, { unit = "bits" } = {}) {
     const tokenLabel = d.eos ? "⟨eos⟩" : d.zeroWidth ? `${displayToken(d.text)} (partial character)` : displayToken(d.text);
     const head = h(
       "div",
@@ -75,11 +148,12 @@ export class Tooltip {
     const grid = h(
       "div",
       { class: "pplw-tt-grid" },
-      ...row("surprisal", `${fmtFixed(d.surprisalBits, 2)} bits · ${fmtFixed(d.surprisalNats, 3)} nats`, true),
+      ...row("surprisal", fmtSurprisal(d.surprisalNats, unit), true),
       ...row("probability", fmtProb(d.prob)),
       ...row("rank", d.rank >= 1 ? fmtInt(d.rank) : "—"),
-      ...row("entropy", `${fmtFixed(d.entropyBits, 2)} bits`),
+      ...row("entropy", fmtSurprisal(d.entropyBits * LN2, unit)),
       ...row("context", `${fmtInt(d.context)} ${d.context === 1 ? "token" : "tokens"}`),
+      ...(d.gainNats === d.gainNats && d.gainNats != null ? row("context gain", fmtSurprisal(d.gainNats, unit)) : []),
     );
     const parts = [head, grid];
     if (d.alts.length) {

@@ -1,7 +1,8 @@
 // One rendered view of the widget: wires model, store, DOM pieces together.
 
-import { MODES, NBINS, palette, rgbCss } from "./colors.js";
-import { decodeChunk, decodeResult } from "./decode.js";
+import { MODES, NBINS, palette, rgbCss, tokenBin, UNIT_MODES, unitBin } from "./colors.js";
+import { decodeChunk, decodeResult, decodeUnitSpans } from "./decode.js";
+import { UnitStats } from "./levels.js";
 import { h, setText } from "./dom.js";
 import { rangeMetrics, storeMetrics, tokensInRange } from "./metrics.js";
 import { MetricsPanel, SelectionPanel, SettingsPanel } from "./panel.js";
@@ -12,8 +13,14 @@ import {
   MSG_ERROR,
   MSG_REPLAY,
   MSG_RESET,
+  MSG_SETTINGS_ERROR,
+  LEVELS,
   STATUS_SCORING,
+  SURPRISAL_UNITS,
+  TRAIT_BOW,
   TRAIT_COLOR_MODE,
+  TRAIT_LEVEL,
+  TRAIT_SURPRISAL_UNIT,
   TRAIT_ERROR,
   TRAIT_MAX_LENGTH,
   TRAIT_PREFIX,
@@ -27,7 +34,7 @@ import {
 import { TextView } from "./render.js";
 import { TokenStore } from "./store.js";
 import { ProgressRow, Toolbar } from "./toolbar.js";
-import { tokenDetails, Tooltip } from "./tooltip.js";
+import { tokenDetails, Tooltip, unitDetails } from "./tooltip.js";
 
 let viewCounter = 0;
 const REPLAY_MIN_INTERVAL_MS = 2000;
@@ -78,6 +85,13 @@ export class PplView {
     this.mode = MODES.includes(m0) ? m0 : "surprisal";
     const b0 = model.get(TRAIT_SHOW_BOUNDARIES);
     this.boundaries = typeof b0 === "boolean" ? b0 : false;
+    const l0 = model.get(TRAIT_LEVEL);
+    this.level = LEVELS.includes(l0) ? l0 : "token";
+    const u0 = model.get(TRAIT_SURPRISAL_UNIT);
+    this.unit = SURPRISAL_UNITS.includes(u0) ? u0 : "bits";
+    this.bow = model.get(TRAIT_BOW) === true;
+    this.stats = { word: new UnitStats(this.store, "word"), sentence: new UnitStats(this.store, "sentence") };
+    this.unitLit = []; // spans outlined as the hovered unit
 
     this._buildDom();
     this._applyTheme();
@@ -100,6 +114,9 @@ export class PplView {
     this.toolbar = new Toolbar({
       onMode: (m) => this._setMode(m),
       onBoundaries: (on) => this._setBoundaries(on),
+      onLevel: (l) => this._setView(TRAIT_LEVEL, "level", l),
+      onUnit: (u) => this._setView(TRAIT_SURPRISAL_UNIT, "unit", u),
+      onBow: (b) => this._setView(TRAIT_BOW, "bow", b),
     });
     this.progress = new ProgressRow(() => this.model.send({ type: MSG_CANCEL }));
     this.errorBox = h("div", { class: "pplw-error", attrs: { role: "alert", hidden: true } });
@@ -120,10 +137,10 @@ export class PplView {
     this.el.appendChild(root);
 
     this.textView = new TextView(this.content, this.scroller, this.store, {
-      getMode: () => this.mode,
+      getBin: (i) => this._bin(i),
       onRendered: (b) => this._onBlockRendered(b),
     });
-    this.toolbar.set(this.mode, this.boundaries);
+    this._syncToolbar();
     this.scroller.classList.toggle("pplw-bounds", this.boundaries);
   }
 
@@ -167,6 +184,9 @@ export class PplView {
       const m = this.model.get(TRAIT_COLOR_MODE);
       if (MODES.includes(m) && m !== this.mode) this._setMode(m, false);
     });
+    for (const [trait, key] of [[TRAIT_LEVEL, "level"], [TRAIT_SURPRISAL_UNIT, "unit"], [TRAIT_BOW, "bow"]]) {
+      this._on(`change:${trait}`, () => this._setView(trait, key, this.model.get(trait), false));
+    }
     this._on(`change:${TRAIT_SHOW_BOUNDARIES}`, () => {
       const b = this.model.get(TRAIT_SHOW_BOUNDARIES);
       if (typeof b === "boolean" && b !== this.boundaries) this._setBoundaries(b, false);
@@ -247,6 +267,7 @@ export class PplView {
         case MSG_RESET: {
           if (store.classify(msg.run_id) === "stale") return;
           store.reset(msg.run_id, msg.total_tokens, msg.top_k);
+          if (msg.levels) store.setLevels(decodeUnitSpans(buffers, msg.levels), msg.level_notes);
           break;
         }
         case MSG_CHUNK: {
@@ -269,6 +290,11 @@ export class PplView {
           if (store.classify(msg.run_id) !== "current") return;
           store.final = { metrics: msg.metrics || null, partial: !!msg.partial };
           break;
+        }
+        case MSG_SETTINGS_ERROR: {
+          // a control's value was refused: nothing re-scored, the result stays
+          this.settings.showError(String(msg.field || ""), msg.message == null ? "invalid value" : String(msg.message));
+          return;
         }
         case MSG_ERROR: {
           if (store.classify(msg.run_id) === "stale") return;
@@ -304,6 +330,9 @@ export class PplView {
     if (cls === "current" && store.length === res.count) {
       store.mergeVocab(res.vocab);
       store.final = { metrics: res.metrics, partial: res.partial };
+      store.wordCorrected = res.wordCorrected;
+      if (res.unitSpans.word || res.unitSpans.sentence) store.setLevels(res.unitSpans, res.levelNotes);
+      this.dirty.recolorFrom = 0;
     } else if (store._isRetired(res.runId)) {
       return false;
     } else {
@@ -344,6 +373,18 @@ export class PplView {
       this.selOffsets = null; // the old selection's nodes are gone
       this.selLength = -1;
     } else {
+      if (this.level !== "token") {
+        // a unit's colour changes while its tokens arrive: recolour from its first token
+        const st = this.stats[this.level];
+        const prev = st.upto;
+        st.update();
+        if (prev > 0 && prev < store.length) {
+          const u = st.unitOf(prev - 1);
+          const from = u >= 0 ? st.first[u] : prev;
+          const f = this.dirty.recolorFrom;
+          this.dirty.recolorFrom = f == null ? from : Math.min(f, from);
+        }
+      }
       this.textView.update();
       if (this.dirty.recolorFrom != null) {
         this.textView.recolor(this.dirty.recolorFrom);
@@ -367,7 +408,8 @@ export class PplView {
       state = status === STATUS_SCORING || !store.final ? "live" : "partial";
       metrics = storeMetrics(store);
     }
-    this.metrics.update(metrics, state);
+    this.metrics.update(metrics, state, this.unit);
+    this._syncToolbar();
     this.settings.setSettings(model.get(TRAIT_SETTINGS));
 
     const err = store.error || (model.get(TRAIT_ERROR) || "");
@@ -378,10 +420,8 @@ export class PplView {
       this.selLength = store.length;
       this._updateSelection();
     }
-    if (this.tooltip.index >= 0 && this.tooltip.index < store.length) {
-      // refresh (values can change on replay)
-      const sp = this.textView.renderedSpanOf(this.tooltip.index);
-      if (sp) this.tooltip.show(sp, tokenDetails(store, this.tooltip.index, this.textView.text));
+    if (this.tooltip.index >= 0 && this.tooltip.index < store.length && this.tipSpan) {
+      this._showTip(this.tipIndex, this.tipSpan); // refresh (values can change on replay)
     }
   }
 
@@ -422,7 +462,87 @@ export class PplView {
     span.classList.add("pplw-active");
     span.setAttribute("aria-describedby", this.tooltip.el.id);
     this.tipSpan = span;
-    this.tooltip.show(span, tokenDetails(this.store, i, this.textView.text));
+    this.tipIndex = i;
+    this._lightUnit(-1);
+    const opts = { unit: this.unit, bow: this.bow, gain: this._hasGain() };
+    const st = this.level === "token" ? null : this.stats[this.level].update();
+    const u = st ? st.unitOf(i) : -1;
+    if (u >= 0) {
+      this._lightUnit(u);
+      const corrected = this.level === "word" ? this.store.wordCorrected : null;
+      this.tooltip.show(span, unitDetails(this.store, st, u, this.textView.text, corrected), opts);
+    } else {
+      this.tooltip.show(span, tokenDetails(this.store, i, this.textView.text), opts);
+    }
+    this.tooltip.index = i;
+  }
+
+  // Outline the rendered spans of unit u of the current level (-1: none).
+  _lightUnit(u) {
+    for (const sp of this.unitLit) sp.classList.remove("pplw-unit-active");
+    this.unitLit = [];
+    if (u < 0) return;
+    const st = this.stats[this.level];
+    for (let i = st.first[u]; i >= 0 && i <= st.last[u]; i++) {
+      const sp = this.textView.renderedSpanOf(i);
+      if (sp && st.unitOf(i) === u) {
+        sp.classList.add("pplw-unit-active");
+        this.unitLit.push(sp);
+      }
+    }
+  }
+
+  /** Colour bin of token i at the current level and mode. */
+  _bin(i) {
+    if (this.level === "token") return tokenBin(this.mode, this.store, i);
+    const st = this.stats[this.level];
+    const u = st.unitOf(i);
+    if (u < 0) return -1;
+    const mode = UNIT_MODES.includes(this.mode) ? this.mode : "surprisal";
+    const corrected = this.level === "word" && this.bow ? this.store.wordCorrected : null;
+    return unitBin(mode, st, u, corrected);
+  }
+
+  _hasGain() {
+    const g = this.store.context_gain;
+    return this.store.length > 0 && g[0] === g[0];
+  }
+
+  /** The mode in effect: rank/entropy are per token; context gain needs a unigram. */
+  _effectiveMode() {
+    if (this.mode === "context_gain" && !this._hasGain()) return "surprisal";
+    if (this.level !== "token" && !UNIT_MODES.includes(this.mode)) return "surprisal";
+    return this.mode;
+  }
+
+  _syncToolbar() {
+    const spans = this.store.unitSpans;
+    this.toolbar.set(this._effectiveMode(), this.boundaries, {
+      level: this.level,
+      unit: this.unit,
+      bow: this.bow,
+      hasGain: this._hasGain(),
+      levels: { word: !!spans.word || this.store.length === 0, sentence: !!spans.sentence || this.store.length === 0 },
+      notes: this.store.levelNotes,
+    });
+  }
+
+  /** Level, unit or BOW toggle changed (here or from the kernel): redraw, save. */
+  _setView(trait, key, value, save = true) {
+    const ok = { level: LEVELS, unit: SURPRISAL_UNITS }[key];
+    const v = key === "bow" ? value === true : value;
+    if ((ok && !ok.includes(v)) || this[key] === v) return;
+    this[key] = v;
+    this._lightUnit(-1);
+    if (key === "level") this.stats[v === "token" ? "word" : v]?.update();
+    this.textView.recolor();
+    this._syncToolbar();
+    if (this.tooltip.index >= 0 && this.tipSpan) this._showTip(this.tipIndex, this.tipSpan);
+    this._schedule();
+    if (save && this.model.get(trait) !== undefined) {
+      this.model.set(trait, v);
+      this.model.save_changes();
+    }
   }
 
   _hideTip() {
@@ -431,6 +551,7 @@ export class PplView {
       this.tipSpan.removeAttribute("aria-describedby");
     }
     this.tipSpan = null;
+    this._lightUnit(-1);
     this.tooltip.hide();
   }
 
@@ -505,7 +626,7 @@ export class PplView {
   _setMode(m, save = true) {
     if (!MODES.includes(m)) return;
     this.mode = m;
-    this.toolbar.set(this.mode, this.boundaries);
+    this._syncToolbar();
     this.textView.recolor();
     if (save && this.model.get(TRAIT_COLOR_MODE) !== undefined) {
       this.model.set(TRAIT_COLOR_MODE, m);
@@ -515,7 +636,7 @@ export class PplView {
 
   _setBoundaries(on, save = true) {
     this.boundaries = !!on;
-    this.toolbar.set(this.mode, this.boundaries);
+    this._syncToolbar();
     this.scroller.classList.toggle("pplw-bounds", this.boundaries);
     if (save && this.model.get(TRAIT_SHOW_BOUNDARIES) !== undefined) {
       this.model.set(TRAIT_SHOW_BOUNDARIES, this.boundaries);

@@ -25,6 +25,9 @@ test("protocol.js mirrors ppl_widget/protocol.py", () => {
     P.CHUNK_FIELDS.map((f) => [...f]),
     fields,
   );
+  const spans = /UNIT_SPAN_FIELDS[^=]*=\s*\(([\s\S]*?)\n\)/.exec(py);
+  assert.ok(spans, "found UNIT_SPAN_FIELDS");
+  assert.deepEqual([...P.UNIT_SPAN_FIELDS], [...spans[1].matchAll(/"(\w+)"/g)].map((m) => m[1]));
 });
 
 test("units triple order is words, chars, bytes", () => {
