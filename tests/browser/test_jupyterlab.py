@@ -320,3 +320,99 @@ def test_a_hundred_thousand_tokens_stay_responsive(lab, page):
     assert f"token {last + 1:,} of {data['n_tokens']:,}" in \
         page.locator(f"{WIDGET} .pplw-tooltip").inner_text()
     shot(page, "large-end-tooltip")
+
+
+LEVELS_NB = """\
+import torch
+from transformers import GPT2Config, GPT2LMHeadModel
+from ppl_widget import PerplexityWidget, load_model
+
+tokenizer = load_model().tokenizer  # the default model's tokenizer: real words and offsets
+torch.manual_seed(0)
+tiny = GPT2LMHeadModel(GPT2Config(
+    vocab_size=len(tokenizer), n_positions=256, n_embd=32, n_layer=1, n_head=2,
+    bos_token_id=tokenizer.bos_token_id, eos_token_id=tokenizer.eos_token_id))
+text = ("Dr. Smith arrived at 3 p.m. with unbelievably idiosyncratic luggage. "
+        "Nobody asked why. The researchers measured surprisal everywhere!")
+w = PerplexityWidget(text, (tiny, tokenizer), max_length=64, stride=32)
+w
+"""
+
+LEVELS_DUMP = """\
+import json
+_r = w.wait()
+_words = _r.to_frame("word", log_freq=False)
+_sents = _r.to_frame("sentence")
+json.dump({"n_tokens": len(_r), "metrics": _r.metrics(),
+           "words": _words[["text", "surprisal", "n_tokens", "first_token"]]
+           .to_dict("records"),
+           "sentences": _sents[["text", "surprisal", "n_words", "first_token"]]
+           .to_dict("records")}, open("levels.json", "w"))
+"""
+
+
+def test_levels_units_and_a_rejected_stride(lab, page):
+    _, _, notebooks = lab
+    name = write_notebook(notebooks, "levels.ipynb", [LEVELS_NB, LEVELS_DUMP])
+    open_notebook(page, lab, name)
+    run_all(page)
+    data = wait_for_json(notebooks / "levels.json")
+    page.wait_for_selector(f"{WIDGET} .pplw-status-done", timeout=120_000)
+    tooltip = page.locator(f"{WIDGET} .pplw-tooltip")
+    before = panel_values(page)
+
+    # word level: hover the longest multi-token word; the tooltip lists its tokens
+    page.select_option(f"{WIDGET} select[aria-label='Level']", "word")
+    k, word = max(enumerate(data["words"]), key=lambda kw: kw[1]["n_tokens"])
+    assert word["n_tokens"] >= 2
+    page.locator(f"{WIDGET} .pplw-tok[data-i='{word['first_token']}']").hover()
+    tooltip.wait_for(state="visible")
+    text = tooltip.inner_text()
+    assert f"word {k + 1} of {len(data['words'])}" in text
+    assert f"{word['surprisal'] / math.log(2):.2f} bits" in text
+    assert text.count("bits") >= word["n_tokens"] + 1  # the sum and each token's
+    # every token of the word is coloured alike, and outlined while hovered
+    colours = page.eval_on_selector_all(
+        f"{WIDGET} .pplw-tok.pplw-unit-active",
+        "els => els.map(e => getComputedStyle(e).backgroundColor)")
+    assert len(colours) == word["n_tokens"] and len(set(colours)) == 1
+    shot(page, "levels-word-tooltip")
+
+    # nats: the same numbers in nats, in the tooltip and the panel
+    page.select_option(f"{WIDGET} select[aria-label='Surprisal unit']", "nats")
+    page.locator(f"{WIDGET} .pplw-tok[data-i='{word['first_token']}']").hover()
+    page.wait_for_function("() => document.querySelector('.pplw-tooltip').innerText"
+                           ".includes('nats')")
+    assert f"{word['surprisal']:.3f} nats" in tooltip.inner_text()
+    assert "bits" not in tooltip.inner_text()
+    assert page.locator(f"{WIDGET} .pplw-kv-k", has_text="nats / char").count() == 1
+    shot(page, "levels-word-nats")
+
+    # sentence level: the second sentence's tooltip, per-word mean in nats
+    page.select_option(f"{WIDGET} select[aria-label='Level']", "sentence")
+    sentence = data["sentences"][1]
+    page.locator(f"{WIDGET} .pplw-tok[data-i='{sentence['first_token']}']").hover()
+    page.wait_for_function("() => document.querySelector('.pplw-tooltip').innerText"
+                           ".includes('sentence 2 of')")
+    text = tooltip.inner_text()
+    assert f"sentence 2 of {len(data['sentences'])}" in text
+    assert f"{sentence['surprisal'] / sentence['n_words']:.3f} nats" in text
+    shot(page, "levels-sentence")
+    page.mouse.move(5, 5)
+
+    # a stride the scorer would refuse: its message beside the control, nothing re-scored
+    stride = page.locator(f"{WIDGET} .pplw-form input[aria-label='stride']")
+    stride.fill("0")
+    page.locator(f"{WIDGET} .pplw-form button[type='submit']").click()
+    message = page.locator(f"{WIDGET} .pplw-field-msg:not([hidden])")
+    message.wait_for(state="visible", timeout=30_000)
+    assert message.inner_text() == ("stride must be at least 1 (1 <= stride <= max_length), "
+                                    "got 0")
+    assert stride.get_attribute("aria-invalid") == "true" and stride.input_value() == "0"
+    page.wait_for_timeout(1000)
+    assert page.locator(f"{WIDGET} .pplw-status-done").count() == 1
+    assert page.locator(SCORED_TOKEN).count() == data["n_tokens"]
+    assert panel_values(page) == before  # the last good result stays
+    page.locator(WIDGET).scroll_into_view_if_needed()
+    shot(page, "levels-rejected-stride")
+    assert page.dialogs == []
