@@ -96,8 +96,15 @@ TEXT = "The quick brown fox jumps over the lazy dog.\nSurprisal is  minus the lo
 
 
 @pytest.mark.parametrize("which", ["gpt2", "llama"])
-def test_mask_b_and_correction_match_brute_force(which, tiny_gpt2, tiny_llama):
+def test_mask_b_and_correction_match_brute_force(which, tiny_gpt2, tiny_llama, monkeypatch):
+    from ppl_widget.scoring import scorer
+
     lm = {"gpt2": tiny_gpt2, "llama": tiny_llama}[which]
+
+    def no_second_forward(*args):
+        raise AssertionError("a text that fits one window needs no second forward for b")
+
+    monkeypatch.setattr(scorer._Forward, "bow_after_last", no_second_forward)
     res = score(TEXT, lm, max_length=64, stride=64)
     assert len(res) + 1 <= 64  # one window: the brute force sees the same context
     b_all, mask = brute_force(lm, TEXT, byte_level=which == "gpt2")
@@ -114,11 +121,21 @@ def test_mask_b_and_correction_match_brute_force(which, tiny_gpt2, tiny_llama):
 
 
 def test_b_is_kept_through_strided_windows_and_json(tiny_gpt2):
+    import torch
+
     from ppl_widget import ScoreResult
 
     res = score(TEXT * 3, tiny_gpt2, max_length=16, stride=8)
     assert np.all((res.bow_prob > 0) & (res.bow_prob <= 1))
-    assert 0 < res.bow_prob_end <= 1
+    # several windows: b after the last token comes from the last max_length positions
+    tok = tiny_gpt2.tokenizer
+    seq = [tok.bos_token_id, *tok(TEXT * 3, add_special_tokens=False)["input_ids"]][-16:]
+    with torch.no_grad():
+        last = tiny_gpt2.model(torch.tensor([seq])).logits[0, -1].double()
+    BYTE_LEVEL[id(tok)] = True
+    mask = brute_mask(tok, last.shape[0])
+    assert res.bow_prob_end == pytest.approx(torch.softmax(last, -1).numpy()[mask].sum(),
+                                             rel=1e-5)
     back = ScoreResult.from_dict(res.to_dict())
     np.testing.assert_allclose(back.bow_prob, res.bow_prob)
     assert back.bow_prob_end == res.bow_prob_end

@@ -183,6 +183,9 @@ class _Forward:
         self.vocab_size = self.head.weight.shape[0]
         self.cuda = getattr(lm.device, "type", None) == "cuda"
         self.bow_mask = _bow_mask(lm, self.vocab_size)  # for b(i), the begin-of-word prob
+        # max_length of the run: a text that fits one window gets b after its last token
+        # from the same forward (one more input position), see ``submit``
+        self.end_row_limit: int | None = None
         self.max_logits = MAX_LOGIT_ELEMENTS_CUDA if self.cuda else MAX_LOGIT_ELEMENTS
         self.fused = False
         self.head_fp32 = None
@@ -250,11 +253,21 @@ class _Forward:
         inputs = torch.stack([sequence[w.input_start:w.input_end] for w in batch])
         targets = torch.cat([sequence[w.target_start:w.target_end] for w in batch])
         n_targets = [w.n_targets for w in batch]
+        # b after the last token: when the whole text fits one window, feed the last token
+        # too (causal attention: the targets' rows are unchanged) and keep one more row
+        end_row = (self.bow_mask is not None and len(batch) == 1 and batch[0].input_start == 0
+                   and batch[0].target_end == len(sequence)
+                   and len(sequence) <= (self.end_row_limit or 0))
+        if end_row:
+            inputs, n_targets = sequence[None], [n_targets[0] + 1]
         parts: dict[str, list] = {}
         row = 0
         for logits in self.target_logits(inputs, n_targets):
             n = logits.shape[0]
-            for key, value in self.slab_stats(logits, targets[row:row + n]).items():
+            if end_row and row + n > len(targets):  # the extra last row: only b from it
+                parts["bow_end"] = [torch.softmax(logits[-1:], dim=-1) @ self.bow_mask]
+                logits, n = logits[:-1], n - 1
+            for key, value in (self.slab_stats(logits, targets[row:row + n]) if n else {}).items():
                 parts.setdefault(key, []).append(value)
             row += n
             del logits
@@ -405,6 +418,7 @@ def stream(text: str, lm: Any = None, *, max_length: int | None = None, stride: 
         forward = lm.make_forward(top_k)
     else:
         forward = _Forward(lm, min(top_k, lm.model.get_output_embeddings().weight.shape[0]))
+        forward.end_row_limit = max_length
     settings = {
         "model": lm.name, "max_length": max_length, "stride": stride, "prefix": prefix,
         "prefix_token": prep.prefix_token, "add_eos": add_eos, "top_k": forward.top_k,
@@ -484,9 +498,12 @@ def _run(prep: Prepared, windows: list[Window], forward: _Forward, lm: LoadedMod
         arrays.update(token_ids=prep.target_ids[start:stop],
                       offsets=prep.target_offsets[start:stop],
                       units=prep.target_units[start:stop], is_eos=prep.target_is_eos[start:stop])
+        end = arrays.pop("bow_end", None)  # b after the last token, from the same forward
         arrays.setdefault("bow_prob", np.full(stop - start, np.nan))  # model kinds without b
         arrays = {k: np.asarray(arrays[k], dtype=TOKEN_ARRAYS[k]) for k in TOKEN_ARRAYS}
-        if stop == total and hasattr(forward, "bow_after_last"):
+        if end is not None:
+            bow_end[0] = float(np.asarray(end).reshape(-1)[0])
+        elif stop == total and hasattr(forward, "bow_after_last"):  # one more forward
             try:
                 bow_end[0] = forward.bow_after_last(sequence, settings["max_length"])
             except Exception as exc:
