@@ -166,3 +166,27 @@ def test_nbconvert_html_offline(offline, tmp_path):
     template = [u for u in ("require.min.js", "mathjax") if u in body.split("pplw-static")[0]]
     assert all(any(t in url for t in template) for url in offline.attempted), offline.attempted
 
+
+
+def test_live_jupyterlab_shows_only_the_widget(lab, page):
+    """Where widgets run, the widget view outranks the text/html: one live widget, no
+    static copy, before and after the output's update at the end of scoring."""
+    from .test_jupyterlab import open_notebook, run_all, write_notebook
+
+    _, _, notebooks = lab
+    name = write_notebook(notebooks, "export_live.ipynb", NOTEBOOK[:2])
+    open_notebook(page, lab, name)
+    run_all(page)
+    page.wait_for_selector(f"{WIDGET} .pplw-status-done", timeout=180_000)
+    page.wait_for_timeout(1500)  # the display update that follows the end of scoring
+    assert page.locator(WIDGET).count() == 1
+    assert page.locator(".pplw-static").count() == 0
+    assert page.locator(f"{WIDGET} .pplw-tok").count() > 0
+    assert page.locator(f"{WIDGET} .pplw-status").inner_text().lower() == "done"
+    # the notebook model (what a save writes) holds the final page as text/html
+    html = page.evaluate("""() => { const nb = window.jupyterapp.shell.currentWidget.content;
+        const out = nb.widgets[1].model.outputs.get(0);
+        return out.data['text/html'] || ''; }""")
+    assert '"status":"done"' in html
+    page.locator(WIDGET).scroll_into_view_if_needed()
+    shot(page, "export-live-jupyterlab")
