@@ -54,3 +54,11 @@ def test_lines_and_paragraphs():
     assert texts(text, paragraph_spans(text)) == ["one\r\ntwo", "three\nfour"]
     assert paragraph_spans("").shape == (0, 2)
     assert sentence_spans("   ").shape == (0, 2)
+
+
+def test_pysbd_spans_are_cached_per_text_and_callers_get_their_own_copy():
+    text = "One here. Two there."
+    first = sentence_spans(text)
+    first[0, 0] = 99  # a caller changing its array does not change the next answer
+    assert sentence_spans(text).tolist() == [[0, 9], [10, 20]]
+    assert sentence_spans(text, language="en") is not sentence_spans(text, language="en")

@@ -58,6 +58,23 @@ def _segmenter(language: str):  # noqa: ANN202 - pysbd is imported lazily
     return pysbd.Segmenter(language=language, clean=False)
 
 
+@lru_cache(maxsize=8)
+def _pysbd_spans(text: str, language: str) -> np.ndarray:
+    """pysbd over each paragraph.  Cached per text: pysbd takes ~1 ms a sentence, and
+    tables, intervals and the widget ask for the same text's sentences again."""
+    seg = _segmenter(language)
+    spans = []
+    for ps, pe in paragraph_spans(text).tolist():
+        cursor = ps
+        # with clean=False pysbd's pieces concatenate back to its input
+        for piece in seg.segment(text[ps:pe]):
+            spans.append((cursor, cursor + len(piece)))
+            cursor += len(piece)
+        if cursor != pe:  # pragma: no cover - guards against a pysbd change
+            raise RuntimeError("pysbd changed the text while segmenting it")
+    return _strip(text, spans)
+
+
 def sentence_spans(text: str, sentences: SentenceSpec = None, *,
                    language: str = "en") -> np.ndarray:
     """(n, 2) code-point spans of the sentences of ``text``, in order.
@@ -67,17 +84,7 @@ def sentence_spans(text: str, sentences: SentenceSpec = None, *,
     end)`` pairs or match objects.  Spans exclude surrounding whitespace.
     """
     if sentences is None:
-        seg = _segmenter(language)
-        spans = []
-        for ps, pe in paragraph_spans(text).tolist():
-            cursor = ps
-            # with clean=False pysbd's pieces concatenate back to its input
-            for piece in seg.segment(text[ps:pe]):
-                spans.append((cursor, cursor + len(piece)))
-                cursor += len(piece)
-            if cursor != pe:  # pragma: no cover - guards against a pysbd change
-                raise RuntimeError("pysbd changed the text while segmenting it")
-        return _strip(text, spans)
+        return _pysbd_spans(text, language).copy()  # a copy: the cached array stays intact
     if isinstance(sentences, str | re.Pattern):
         pattern = re.compile(sentences) if isinstance(sentences, str) else sentences
         return _strip(text, ((m.start(), m.end()) for m in pattern.finditer(text)))
