@@ -87,3 +87,15 @@ def test_levels_gain_and_intervals_reach_messages_and_result_data(tiny_gpt2, sen
     lo, hi = m["word_ppl_ci"]
     assert lo <= m["word_ppl"] <= hi
     assert w.settings["ci"] == 0.9 and w.settings["unigram"] == uni.source
+
+
+def test_bow_corrected_words_in_result_data_equal_the_word_table(tiny_gpt2, sent):
+    w = PerplexityWidget(TEXT, tiny_gpt2, max_length=16, stride=8)
+    res = w.wait()
+    if np.isnan(res.bow_prob).any():
+        assert "word_corrected" not in w.result_data  # no b(i): nothing made up
+        pytest.skip("this scorer gives no b(i)")
+    got = np.frombuffer(w.result_data["word_corrected"], "<f4")
+    frame = res.to_frame("word", bow_correction=True, log_freq=False)
+    np.testing.assert_allclose(got, frame["surprisal_corrected"].to_numpy(), rtol=1e-5)
+    assert w.result_data["bow_prob_end"] == pytest.approx(res.bow_prob_end)

@@ -17,7 +17,7 @@ from ..core.text_units import TextUnits, WordSpec
 from ..scoring.models import LoadedModel
 from ..scoring.scorer import ScoreProgress, ScoringError, _as_loaded, stream
 from . import protocol as P
-from .widget_levels import LevelAssigner
+from .widget_levels import LevelAssigner, final_metrics, with_levels, word_corrected
 from .widget_settings import Count, Prefix, SettingError, check_options, check_window
 
 log = logging.getLogger(__name__)
@@ -261,7 +261,7 @@ class PerplexityWidget(anywidget.AnyWidget):
                     if self._fresh:
                         self._on_first(run_id, item)
                     self._last = item
-                    chunk = self._with_levels(item.chunk)
+                    chunk = with_levels(item.chunk, self._levels, self._unigram)
                     if len(chunk["token_ids"]):
                         self._chunks.append(chunk)
                         self._vocab.update(item.new_vocab)
@@ -310,37 +310,6 @@ class PerplexityWidget(anywidget.AnyWidget):
                                 "top_k": self._top_k, "levels": self._levels.counts(),
                                 "level_notes": self._levels.notes}, self._levels.buffers())
 
-    def _with_levels(self, chunk: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-        """The chunk plus each token's word and sentence, and its context gain."""
-        out = dict(chunk)
-        out.update(self._levels.owners(chunk["offsets"], chunk["is_eos"]))
-        if self._unigram is not None:
-            out["context_gain"] = -self._unigram.log_prob(chunk["token_ids"]) \
-                - chunk["surprisal"]
-        return out
-
-    def _final_metrics(self, res: ScoreResult) -> dict:
-        """metrics() with PPLu (unigram=) and bootstrap intervals (ci=) when asked."""
-        try:
-            m = res.metrics(unigram=self._unigram, ci=self._ci)
-        except Exception as exc:  # noqa: BLE001 - the plain metrics still show
-            log.warning("ppl-widget: extra metrics failed: %s", exc)
-            m = res.metrics()
-            m["extra_error"] = f"{type(exc).__name__}: {exc}"
-        return {k: (list(v) if isinstance(v, tuple) else v) for k, v in m.items()}
-
-    def _word_corrected(self, res: ScoreResult, data: dict[str, np.ndarray]) -> bytes | None:
-        """BOW-corrected surprisal per word (core.word_probability), when b(i) is known."""
-        spans = self._levels.spans["word"]
-        if res is None or data is None or res.partial or spans is None:
-            return None
-        try:
-            from ..core.word_probability import corrected_word_surprisal
-
-            values = corrected_word_surprisal(res, data["word"].astype(np.int64), len(spans))
-        except (ImportError, ValueError):  # an older scorer, or a model kind without b(i)
-            return None
-        return np.ascontiguousarray(values, dtype="<f4").tobytes()
 
     def _send_chunk(self, run_id: int, start: int, arrays: dict[str, np.ndarray],
                     vocab: dict[int, str], item: ScoreProgress) -> None:
@@ -370,7 +339,8 @@ class PerplexityWidget(anywidget.AnyWidget):
         with self._lock:
             res = self.result
             data = self._all_scored()
-            metrics = _json_safe(self._final_metrics(res)) if res is not None else None
+            metrics = _json_safe(final_metrics(res, self._unigram, self._ci)) \
+                if res is not None else None
             partial = res.partial if res is not None else True
             payload: dict[str, Any] = {"run_id": run_id, "count": 0, "top_k": self._top_k,
                                        "vocab": {str(k): v for k, v in self._vocab.items()},
@@ -384,7 +354,7 @@ class PerplexityWidget(anywidget.AnyWidget):
             payload.update(levels=self._levels.counts(), level_notes=self._levels.notes,
                            bow_prob_end=_json_safe({"b": float(getattr(res, "bow_prob_end",
                                                                        math.nan))})["b"])
-            corrected = self._word_corrected(res, data)
+            corrected = word_corrected(res, data, self._levels)
             if corrected is not None:
                 payload["word_corrected"] = corrected
             self.result_data = payload

@@ -9,12 +9,15 @@ with the previous chunk's trailing tokens back to the last non-empty one.
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 import numpy as np
 
 from ..core.levels import assign_tokens, unit_spans
 from ..core.text_units import TextUnits
+
+log = logging.getLogger(__name__)
 
 #: Unit levels the widget colours by (besides tokens), in protocol order.
 LEVELS = ("word", "sentence")
@@ -77,3 +80,40 @@ class LevelAssigner:
     def counts(self) -> dict[str, int | None]:
         return {level: (None if self.spans[level] is None else len(self.spans[level]))
                 for level in LEVELS}
+
+
+def with_levels(chunk: dict[str, np.ndarray], levels: LevelAssigner,
+                unigram: Any = None) -> dict[str, np.ndarray]:
+    """The chunk plus each token's word and sentence, and its context gain (nats)."""
+    out = dict(chunk)
+    out.update(levels.owners(chunk["offsets"], chunk["is_eos"]))
+    if unigram is not None:  # log P(w|ctx) - log P_uni(w)
+        out["context_gain"] = -unigram.log_prob(chunk["token_ids"]) - chunk["surprisal"]
+    return out
+
+
+def final_metrics(res: Any, unigram: Any = None, ci: float | None = None) -> dict:
+    """metrics() with PPLu (unigram=) and bootstrap intervals (ci=) when asked."""
+    try:
+        m = res.metrics(unigram=unigram, ci=ci)
+    except Exception as exc:  # noqa: BLE001 - the plain metrics still show
+        log.warning("ppl-widget: extra metrics failed: %s", exc)
+        m = res.metrics()
+        m["extra_error"] = f"{type(exc).__name__}: {exc}"
+    return {k: (list(v) if isinstance(v, tuple) else v) for k, v in m.items()}
+
+
+def word_corrected(res: Any, data: dict[str, np.ndarray] | None,
+                   levels: LevelAssigner) -> bytes | None:
+    """BOW-corrected surprisal per word (core.word_probability) as float32 bytes, when
+    the result is complete and the scorer gave b(i)."""
+    spans = levels.spans["word"]
+    if res is None or data is None or res.partial or spans is None:
+        return None
+    try:
+        from ..core.word_probability import corrected_word_surprisal
+
+        values = corrected_word_surprisal(res, data["word"].astype(np.int64), len(spans))
+    except (ImportError, ValueError):  # an older scorer, or a model kind without b(i)
+        return None
+    return np.ascontiguousarray(values, dtype="<f4").tobytes()
