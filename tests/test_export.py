@@ -35,9 +35,11 @@ def _arrays(payload: dict) -> dict[str, np.ndarray]:
     out = {}
     for buf in payload["buffers"]:
         assert buf["path"][0] == "result_data"
-        out[buf["path"][1]] = np.frombuffer(base64.b64decode(buf["data"]),
-                                            dtype=dtypes[buf["path"][1]])
         assert rd[buf["path"][1]] is None  # the JSON keeps only the slot
+        if buf["path"][1] in dtypes:  # per-token fields (word spans etc. are per unit)
+            out[buf["path"][1]] = np.frombuffer(base64.b64decode(buf["data"]),
+                                                dtype=dtypes[buf["path"][1]])
+    assert set(out) == set(dtypes)
     return out
 
 
@@ -77,6 +79,9 @@ def test_page_holds_the_result_arrays_exactly(result):
     np.testing.assert_array_equal(arrays["topk_probs"],
                                   result.topk_probs.astype(np.float32).ravel())
     assert arrays["units"].reshape(-1, 3).tolist() == result.units.tolist()
+    # word level: each token's word index, as core.levels assigns it
+    words = result.to_frame("word")
+    assert arrays["word"].max() == len(words) - 1 == rd["levels"]["word"] - 1
     # the panel's numbers are the kernel's (NaN -> null)
     m = {k: (None if isinstance(v, float) and np.isnan(v) else v)
          for k, v in result.metrics().items()}
@@ -202,7 +207,9 @@ def test_ten_thousand_tokens_stay_a_reasonable_size():
                     for f in ("widget.js", "widget.css", "static.js"))
     per_token = (size - front_end) / n
     print(f"\n{n} tokens, top-5: {size / 1e6:.2f} MB, {per_token:.0f} bytes/token")
-    # 4 bytes x (7 + 3 + 2 x 5) values = 80 bytes/token, 107 in base64; plus the text
-    # (6 chars here) and the vocab of the 2,000 distinct ids
-    assert per_token < 120
-    assert size < 1_300_000
+    # 4 bytes per value of every per-token field of the protocol (top-k fields 5 values),
+    # x 4/3 for base64; plus the text (6 chars a token here), the vocab of the 2,000
+    # distinct ids, and per-word arrays (word spans, BOW-corrected surprisal)
+    binary = sum(4 * (5 if per == 0 else per) for _name, _dtype, per in P.CHUNK_FIELDS)
+    assert per_token < binary * 4 / 3 + 40
+    assert size < 2_000_000

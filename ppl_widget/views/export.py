@@ -127,10 +127,44 @@ def result_data(result: ScoreResult, run_id: int = 1) -> dict[str, Any]:
               "context_length": result.context_length, "units": result.units,
               "topk_ids": result.topk_ids.reshape(len(result), top_k),
               "topk_probs": result.topk_probs.reshape(len(result), top_k)}
-    buffers = encode_chunk(arrays, TextUnits.of(result.text))
+    units = TextUnits.of(result.text)
+    levels = _levels(result, units)
+    arrays.update(levels.owners(result.offsets, result.is_eos), bow_prob=result.bow_prob)
+    buffers = encode_chunk(arrays, units)
     for (name, _dtype, _per), buf in zip(P.CHUNK_FIELDS, buffers, strict=True):
         payload[name] = buf
+    # the word and sentence levels, as the widget's own result_data has them
+    payload.update(zip(P.UNIT_SPAN_FIELDS, levels.buffers(), strict=True))
+    payload.update(levels=levels.counts(), level_notes=levels.notes,
+                   bow_prob_end=_json_ready(float(result.bow_prob_end)))
+    corrected = _word_corrected(result, arrays["word"], levels)
+    if corrected is not None:
+        payload["word_corrected"] = corrected
     return payload
+
+
+def _levels(result: ScoreResult, units: TextUnits) -> Any:
+    from .widget_levels import LevelAssigner
+
+    words = result.settings.get("words")
+    try:  # the result's own word rule when it was a regex, else the default
+        return LevelAssigner(result.text, units, words=words if isinstance(words, str) else None)
+    except (TypeError, ValueError):
+        return LevelAssigner(result.text, units)
+
+
+def _word_corrected(result: ScoreResult, word: np.ndarray, levels: Any) -> bytes | None:
+    """BOW-corrected surprisal per word, as the widget computes it (None when unknown)."""
+    spans = levels.spans["word"]
+    if result.partial or spans is None or not len(result):
+        return None
+    try:
+        from ..core.word_probability import corrected_word_surprisal
+
+        values = corrected_word_surprisal(result, np.asarray(word, np.int64), len(spans))
+    except (ImportError, ValueError):  # a model kind without b(i)
+        return None
+    return np.ascontiguousarray(values, dtype="<f4").tobytes()
 
 
 def result_settings(result: ScoreResult) -> dict[str, Any]:
