@@ -99,3 +99,30 @@ def test_bow_corrected_words_in_result_data_equal_the_word_table(tiny_gpt2, sent
     frame = res.to_frame("word", bow_correction=True, log_freq=False)
     np.testing.assert_allclose(got, frame["surprisal_corrected"].to_numpy(), rtol=1e-5)
     assert w.result_data["bow_prob_end"] == pytest.approx(res.bow_prob_end)
+
+
+def test_random_chunking_of_a_long_text_equals_the_whole_text_rule():
+    import random
+
+    rng = random.Random(0)
+    vocab = "the of and  to in is\n was 🙂 for on. that! ok".split(" ")
+    text = " ".join(rng.choice(vocab) for _ in range(3000))
+    a = LevelAssigner(text, TextUnits.of(text), sentences=r"[^.!?]+[.!?]?")
+    offsets, p = [], 0
+    while p < len(text):  # a random tiling, with empty tail-byte tokens here and there
+        n = rng.randint(1, 4)
+        offsets.append((p, min(p + n, len(text))))
+        if rng.random() < 0.1:
+            offsets.append((min(p + n, len(text)),) * 2)
+        p += n
+    offsets = np.array(offsets)
+    eos = np.zeros(len(offsets), bool)
+    eos[-1] = True
+    bounds = [0, *sorted(rng.sample(range(1, len(offsets)), 40)), len(offsets)]
+    got = {"word": [], "sentence": []}
+    for lo, hi in zip(bounds, bounds[1:], strict=False):
+        for level, owner in a.owners(offsets[lo:hi], eos[lo:hi]).items():
+            got[level].append(owner)
+    for level in got:
+        np.testing.assert_array_equal(np.concatenate(got[level]),
+                                      assign_tokens(text, offsets, a.spans[level], eos))

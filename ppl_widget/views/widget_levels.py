@@ -58,11 +58,19 @@ class LevelAssigner:
         eos = np.concatenate([tail_eos, np.asarray(is_eos, bool)])
         k = len(tail_off)
         out = {}
+        # the rule reads the text only inside the tokens: pass the chunk's stretch of it
+        # (and the units near it), so a chunk costs its own size, not the text's
+        lo = int(off[:, 0].min()) if len(off) else 0
+        hi = int(off[:, 1].max()) if len(off) else 0
+        part = self.text[lo:hi]
         for level, spans in self.spans.items():
             if spans is None:
                 out[level] = np.full(len(off) - k, -1, dtype=np.int32)
-            else:
-                out[level] = assign_tokens(self.text, off, spans, eos)[k:].astype(np.int32)
+                continue
+            k0 = int(np.searchsorted(spans[:, 1], lo, side="right"))  # first ending after lo
+            k1 = int(np.searchsorted(spans[:, 0], hi, side="left")) + 1  # + first from hi on
+            owner = assign_tokens(part, off - lo, spans[k0:k1] - lo, eos)
+            out[level] = np.where(owner >= 0, owner + k0, -1)[k:].astype(np.int32)
         nonempty = np.flatnonzero(off[:, 1] > off[:, 0])
         keep = nonempty[-1] if nonempty.size else 0
         self._tail = (off[keep:], eos[keep:])
