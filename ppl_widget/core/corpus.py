@@ -230,12 +230,10 @@ class CorpusResults(Mapping):
         cols = {k: self._scalars[k] for k in ("index", *DOC_METRICS, "total_tokens")}
         return pd.DataFrame(cols, index=pd.Index(self._scalars["id"], name="id"))
 
-    def widget(self, doc_id: str, **view: Any) -> Any:
-        """A ``PerplexityWidget`` showing document ``doc_id`` as scored (no model, no
-        re-scoring)."""
-        from ..views.widget import PerplexityWidget  # upward on purpose: tests/test_layers.py
-
-        return PerplexityWidget.from_result(self[doc_id], **view)
+    def to_html(self, doc_id: str, path: str | os.PathLike | None = None, **view: Any) -> str:
+        """Document ``doc_id`` as the widget shows it, on one self-contained HTML page
+        (no kernel, no network): ``ScoreResult.to_html``; written to ``path`` if given."""
+        return self[doc_id].to_html(path, **view)
 
     def __repr__(self) -> str:
         m = self.metrics()
