@@ -96,6 +96,9 @@ def panel_values(page) -> list[str]:
 
 def test_quickstart_colours_every_token_and_matches_python(lab, page):
     _, _, notebooks = lab
+    # the notebook shows more than one widget: check the first, the one it scores
+    root = f"{WIDGET} >> nth=0"
+    tokens = f"{root} >> .pplw-tok"
     nb = nbformat.read(QUICKSTART, as_version=4)
     nb.cells.append(nbformat.v4.new_code_cell(DUMP_CELL.format(name="widget",
                                                                out="quickstart.json")))
@@ -103,12 +106,12 @@ def test_quickstart_colours_every_token_and_matches_python(lab, page):
     open_notebook(page, lab, "quickstart.ipynb")
     run_all(page)
     data = wait_for_json(notebooks / "quickstart.json")
-    page.wait_for_selector(f"{WIDGET} .pplw-status-done", timeout=120_000)
-    page.locator(WIDGET).scroll_into_view_if_needed()
+    page.wait_for_selector(f"{root} >> .pplw-status-done", timeout=120_000)
+    page.locator(root).scroll_into_view_if_needed()
     shot(page, "quickstart-light")
 
     # one coloured span per scored token, each with its own background colour
-    spans = page.locator(SCORED_TOKEN)
+    spans = page.locator(tokens)
     assert spans.count() == data["n_tokens"]
     colours = spans.evaluate_all("els => els.map(e => getComputedStyle(e).backgroundColor)")
     assert len(set(colours)) > 5 and "rgba(0, 0, 0, 0)" not in colours
@@ -120,14 +123,14 @@ def test_quickstart_colours_every_token_and_matches_python(lab, page):
 
     # hover the most surprising token: the tooltip has its numbers
     i = max(range(data["n_tokens"]), key=lambda k: data["surprisal_bits"][k])
-    page.locator(f"{WIDGET} .pplw-tok[data-i='{i}']").hover()
-    tooltip = page.locator(f"{WIDGET} .pplw-tooltip")
+    page.locator(f"{root} >> .pplw-tok[data-i='{i}']").hover()
+    tooltip = page.locator(f"{root} >> .pplw-tooltip")
     tooltip.wait_for(state="visible")
     text = tooltip.inner_text()
     assert f"{data['surprisal_bits'][i]:.2f} bits" in text
     assert f"{data['rank'][i]:,}" in text
     shot(page, "quickstart-tooltip")
-    page.locator(WIDGET).screenshot(path=str(ARTIFACTS / "widget.png"))
+    page.locator(root).screenshot(path=str(ARTIFACTS / "widget.png"))
 
     # selecting tokens 3..9 shows that span's perplexity under every denominator
     i0, i1 = 3, 10
@@ -138,7 +141,7 @@ def test_quickstart_colours_every_token_and_matches_python(lab, page):
              r.setEnd(q(i1 - 1).firstChild, q(i1 - 1).firstChild.length);
              const s = document.getSelection(); s.removeAllRanges(); s.addRange(r); }""",
         [i0, i1])
-    selection = page.locator(f"{WIDGET} .pplw-sel")
+    selection = page.locator(f"{root} >> .pplw-sel")
     selection.wait_for(state="visible")
     shot(page, "quickstart-selection")
     nll = sum(data["surprisal"][i0:i1])
@@ -152,8 +155,8 @@ def test_quickstart_colours_every_token_and_matches_python(lab, page):
     page.evaluate("() => window.jupyterapp.commands.execute('docmanager:save')")
     page.wait_for_timeout(500)
     page.reload()
-    page.wait_for_selector(f"{WIDGET} .pplw-status-done", timeout=60_000)
-    assert page.locator(SCORED_TOKEN).count() == data["n_tokens"]
+    page.wait_for_selector(f"{root} >> .pplw-status-done", timeout=60_000)
+    assert page.locator(tokens).count() == data["n_tokens"]
     assert panel_values(page) == [repr(m[k]) for k in ("token_ppl", "word_ppl", "char_ppl",
                                                        "byte_ppl")]
 
