@@ -182,3 +182,14 @@ def test_reachable_from_the_package_and_png(tiny_gpt2, tmp_path):
         charts.for_result(r, "pie")
     with pytest.raises(ValueError, match="nothing scored yet"):
         charts.for_result(None, "surprisal")
+
+
+def test_widget_chart_follows_the_widgets_unit(tiny_gpt2):
+    from ppl_widget import PerplexityWidget
+
+    w = PerplexityWidget(TEXT, tiny_gpt2, max_length=32)
+    r = w.wait()
+    w.surprisal_unit = "nats"
+    rows = datasets(check(w.chart("surprisal")))[0]
+    assert [x["surprisal"] for x in rows] == pytest.approx(list(r.surprisal))
+    check(w.chart("distributions", unit="bits"))

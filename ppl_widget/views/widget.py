@@ -176,6 +176,14 @@ class PerplexityWidget(anywidget.AnyWidget):
             raise self.exception
         return self.result
 
+    def chart(self, kind: str = "surprisal", **options: Any) -> Any:
+        """An Altair chart of the result so far: ``surprisal``, ``running_perplexity``
+        or ``distributions`` (see ``ppl_widget.charts``); bits or nats as the widget shows."""
+        from .charts import for_result
+
+        options.setdefault("unit", self.surprisal_unit)
+        return for_result(self.result, kind, **options)
+
     def rescore(self, **changes: Any) -> None:
         """Change max_length / stride / prefix (or add_eos, top_k, ...) and score again.
 
