@@ -27,7 +27,6 @@ _LAZY = {
     "PerplexityWidget": "views.widget",
     "compare": "scoring.compare",
     "Comparison": "scoring.compare",
-    "ComparisonWidget": "views.compare_widget",
     "Unigram": "core.unigram",
     "NGramModel": "scoring.ngram",
     "score_corpus": "scoring.corpus",

@@ -25,9 +25,8 @@ CORE_FORBIDDEN = {"torch", "transformers", "anywidget", "ipywidgets", "traitlets
 #: Convenience methods that forward to a higher layer with a function-level import
 #: (e.g. ``ScoreResult.to_html`` -> the export view).  Each one is listed here on purpose.
 ALLOWED_UPWARD: set[tuple[str, str]] = {
-    # Comparison.chart() / .widget(): the comparison's views, imported when asked for
+    # Comparison.chart(): the comparison's chart, imported when asked for
     ("ppl_widget.scoring.compare", "ppl_widget.views.charts"),
-    ("ppl_widget.scoring.compare", "ppl_widget.views.compare_widget"),
     # ScoreResult.to_html(): the self-contained page, built by the export view
     ("ppl_widget.core.result", "ppl_widget.views.export"),
 }

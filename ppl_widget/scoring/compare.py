@@ -212,12 +212,6 @@ class Comparison:
 
         return comparison(self, a=a, b=b, **options)
 
-    def widget(self, a: int | str = 0, b: int | str = 1, **options: Any) -> Any:
-        """The comparison widget showing these results (no re-scoring)."""
-        from ..views.compare_widget import ComparisonWidget
-
-        return ComparisonWidget.from_comparison(self, a=a, b=b, **options)
-
     def _repr_html_(self) -> str:
         return self.table()._repr_html_()
 
