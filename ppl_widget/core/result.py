@@ -192,7 +192,9 @@ class ScoreResult:
         empty = s == e
         # zero-width tokens go with the token before them
         for i in np.flatnonzero(empty):
-            chosen[i] = chosen[i - 1] if i > 0 else (a <= s[i] < b)
+            # the first (its predecessor unscored): the span holding its position, or at
+            # the text's end the span ending there (found by the property tests)
+            chosen[i] = chosen[i - 1] if i > 0 else (a <= s[i] < b or s[i] == b == len(self.text))
         idx = np.flatnonzero(chosen)
         if idx.size == 0:
             return 0, 0
