@@ -120,6 +120,8 @@ def test_inputs_folder_jsonl_dataset(tiny_llama, tmp_path):
                      progress=False)
     assert list(c) == ["p", "q"]
     assert_same(c["q"], score(CORPUS[4], tiny_llama, max_length=32))
+    page = c.to_html("q", tmp_path / "q.html")  # a document as the widget shows it
+    assert (tmp_path / "q.html").read_text(encoding="utf-8") == page
 
 
 def test_open_corpus_rejects_other_files(tmp_path):
