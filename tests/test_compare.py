@@ -215,3 +215,20 @@ def test_bits_nats_consistency(cmp):
     w = cmp.words()
     for label in cmp.labels:
         np.testing.assert_allclose(w[f"surprisal_bits:{label}"], w[f"surprisal:{label}"] / LN2)
+
+
+def test_an_ngram_model_compares_with_a_transformer(tiny_gpt2):
+    ngram = pytest.importorskip("ppl_widget.scoring.ngram")
+    from tests.conftest import CORPUS
+
+    lm = ngram.NGramModel(2, "kneser-ney").fit(CORPUS)
+    text = "The quick brown fox jumps over the lazy dog."
+    c = compare(text, [tiny_gpt2, lm], labels=["gpt2", "bigram"], max_length=32)
+    t = c.table()
+    for col in ("n_words", "n_chars", "n_bytes"):
+        assert t[col].nunique() == 1, col
+    w = c.words()
+    for label, res in zip(c.labels, c.results, strict=True):
+        outside = sum(o["surprisal"] for o in w.attrs["outside"][label])
+        assert w[f"surprisal:{label}"].sum() + outside == pytest.approx(
+            res.metrics()["total_nll"])
