@@ -155,3 +155,27 @@ def test_stream_raises_before_yielding_anything(tiny_gpt2):
     it = stream("ok \ud800 then", tiny_gpt2)
     with pytest.raises(ValueError, match="at character 3"):
         next(it)
+
+
+# ---- found by the property tests ------------------------------------------
+def test_zero_width_first_token_at_the_end_belongs_to_the_last_span(tiny_llama):
+    """'0' on the metaspace model, prefix=None: '▁' is the unscored first token and
+    takes the character; the scored <unk> is zero-width at the text's end."""
+    from ppl_widget import score
+
+    res = score("0", tiny_llama, max_length=4, stride=4, prefix=None)
+    assert len(res) == 1 and res.offsets.tolist() == [[1, 1]]
+    assert res.token_range(0, 1) == (0, 1)
+    assert res.metrics(span=(0, 1))["n_tokens"] == res.metrics()["n_tokens"] == 1
+    assert res.token_range(0, 0) == (0, 0)
+
+
+def test_perplexity_beyond_the_largest_float_is_inf():
+    import math
+
+    from ppl_widget.core.metrics import perplexity, summarize
+
+    assert perplexity(710.0, 1) == math.inf
+    assert perplexity(709.0, 1) == pytest.approx(math.exp(709.0))
+    m = summarize(2000.0, 3, 1, 2, 2)
+    assert m["word_ppl"] == math.inf and m["token_ppl"] == pytest.approx(math.exp(2000 / 3))
