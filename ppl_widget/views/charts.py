@@ -118,10 +118,12 @@ def surprisal(result: ScoreResult, *, unit: str = "bits", window: int = 20,
     f = check_unit(unit)
     max_points = _check_positive("max_points", max_points)
     s = result.surprisal * f
-    roll = rolling_mean(s, window)
-    tokens = result.tokens  # built per access: once
     n = len(s)
     size = _bin_size(n, max_points)
+    if size > 1:  # binned: a rolling mean shorter than a few bins would hide the points
+        window = max(_check_positive("window", window), 10 * size)
+    roll = rolling_mean(s, window)
+    tokens = result.tokens  # built per access: once
     ylab = f"surprisal ({unit})"
     notes = [_model_note(result)]
     if size == 1:
