@@ -120,22 +120,31 @@ def test_mask_b_and_correction_match_brute_force(which, tiny_gpt2, tiny_llama, m
     assert frame["surprisal"].sum() == pytest.approx(res.metrics()["total_nll"])
 
 
-def test_b_is_kept_through_strided_windows_and_json(tiny_gpt2):
+def b_after(lm, text, n_context):
+    """Brute force: b after the last token, predicted from its last ``n_context`` positions."""
     import torch
 
-    from ppl_widget import ScoreResult
+    tok = lm.tokenizer
+    seq = [tok.bos_token_id, *tok(text, add_special_tokens=False)["input_ids"]][-n_context:]
+    with torch.no_grad():
+        last = lm.model(torch.tensor([seq])).logits[0, -1].double()
+    BYTE_LEVEL[id(tok)] = True
+    return torch.softmax(last, -1).numpy()[brute_mask(tok, last.shape[0])].sum()
 
+
+def test_b_is_kept_through_strided_windows_and_json(tiny_gpt2, monkeypatch):
+    from ppl_widget import ScoreResult
+    from ppl_widget.scoring import scorer
+
+    calls = []
+    monkeypatch.setattr(scorer._Forward, "bow_after_last",
+                        lambda *a: calls.append(a) or math.nan)
     res = score(TEXT * 3, tiny_gpt2, max_length=16, stride=8)
     assert np.all((res.bow_prob > 0) & (res.bow_prob <= 1))
-    # several windows: b after the last token comes from the last max_length positions
-    tok = tiny_gpt2.tokenizer
-    seq = [tok.bos_token_id, *tok(TEXT * 3, add_special_tokens=False)["input_ids"]][-16:]
-    with torch.no_grad():
-        last = tiny_gpt2.model(torch.tensor([seq])).logits[0, -1].double()
-    BYTE_LEVEL[id(tok)] = True
-    mask = brute_mask(tok, last.shape[0])
-    assert res.bow_prob_end == pytest.approx(torch.softmax(last, -1).numpy()[mask].sum(),
-                                             rel=1e-5)
+    # several windows, and the context (64) has room: the last window reads one more
+    # position (the last token) and gives b after it, with no second forward
+    assert not calls
+    assert res.bow_prob_end == pytest.approx(b_after(tiny_gpt2, TEXT * 3, 17), rel=1e-5)
     back = ScoreResult.from_dict(res.to_dict())
     np.testing.assert_allclose(back.bow_prob, res.bow_prob)
     assert back.bow_prob_end == res.bow_prob_end
@@ -168,3 +177,12 @@ def test_default_model_matches_brute_force(default_lm):
     frame = res.to_frame("word", bow_correction=True, log_freq=False)
     np.testing.assert_allclose(frame["surprisal_corrected"], corrected_by_loops(res, b_all),
                                rtol=1e-4)
+
+
+def test_b_after_the_last_token_when_the_window_fills_the_context(tiny_gpt2):
+    """max_length == the model's context (64): no room for one more position, so b after
+    the last token comes from a second forward over the last 64 positions."""
+    text = TEXT * 4
+    res = score(text, tiny_gpt2, max_length=64, stride=32)
+    assert res.settings["n_windows"] > 1
+    assert res.bow_prob_end == pytest.approx(b_after(tiny_gpt2, text, 64), rel=1e-5)

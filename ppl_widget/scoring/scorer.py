@@ -253,13 +253,15 @@ class _Forward:
         inputs = torch.stack([sequence[w.input_start:w.input_end] for w in batch])
         targets = torch.cat([sequence[w.target_start:w.target_end] for w in batch])
         n_targets = [w.n_targets for w in batch]
-        # b after the last token: when the whole text fits one window, feed the last token
-        # too (causal attention: the targets' rows are unchanged) and keep one more row
-        end_row = (self.bow_mask is not None and len(batch) == 1 and batch[0].input_start == 0
-                   and batch[0].target_end == len(sequence)
-                   and len(sequence) <= (self.end_row_limit or 0))
+        # b after the last token: in the last window, feed the last token too (causal
+        # attention: the targets' rows are unchanged) and keep one more row, when the
+        # model's context has room for one more position; else one more forward later
+        last = batch[-1]
+        end_row = (self.bow_mask is not None and len(batch) == 1
+                   and last.target_end == len(sequence)
+                   and last.n_inputs + 1 <= (self.end_row_limit or 0))
         if end_row:
-            inputs, n_targets = sequence[None], [n_targets[0] + 1]
+            inputs, n_targets = sequence[last.input_start:][None], [n_targets[0] + 1]
         parts: dict[str, list] = {}
         row = 0
         for logits in self.target_logits(inputs, n_targets):
@@ -418,7 +420,8 @@ def stream(text: str, lm: Any = None, *, max_length: int | None = None, stride: 
         forward = lm.make_forward(top_k)
     else:
         forward = _Forward(lm, min(top_k, lm.model.get_output_embeddings().weight.shape[0]))
-        forward.end_row_limit = max_length
+        # one more input position must fit the model's context (else a second forward)
+        forward.end_row_limit = lm.context_length or max_length
     settings = {
         "model": lm.name, "max_length": max_length, "stride": stride, "prefix": prefix,
         "prefix_token": prep.prefix_token, "add_eos": add_eos, "top_k": forward.top_k,
