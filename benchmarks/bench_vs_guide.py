@@ -142,8 +142,12 @@ def main() -> None:
     from ppl_widget.scoring.scorer import _Forward
 
     if getattr(_Forward(lm, 5), "bow_mask", None) is not None:
-        # one more forward for the begin-of-word probability after the last token
-        ours += window_flops(fm, min(args.max_length, n + 1), 1)
+        # the begin-of-word probability after the last token: one more input position in
+        # the last window when the context has room, else one more forward of a window
+        if args.max_length + 1 <= (lm.context_length or args.max_length):
+            ours += window_flops(fm, 1, 1)
+        else:
+            ours += window_flops(fm, min(args.max_length, n + 1), 1)
     ceiling = flops["guide"] / ours
     print(f"FLOP-ratio ceiling (guide FLOPs {flops['guide'] / 1e12:.2f} T / ppl_widget "
           f"{ours / 1e12:.2f} T): {ceiling:.2f}x; measured {g / o:.2f}x "
