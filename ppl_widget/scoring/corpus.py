@@ -39,7 +39,7 @@ from ..core.text_units import WordSpec
 from ..core.validation import as_count
 from ..core.windows import plan_windows
 from . import distributed
-from .corpus_batch import batch_end, plan_items, run_batch, sort_items
+from .corpus_batch import batch_end, end_row_rides, plan_items, run_batch, sort_items
 from .corpus_input import Documents, open_documents
 from .models import LoadedModel, load_model
 from .scorer import (
@@ -129,6 +129,8 @@ class _Run:
         self.batch_size = as_count("batch_size", batch_size, minimum=1,
                                    rule="'auto' or a positive integer")
         self.budget = self.batch_size * self.max_length  # padded positions per call
+        # one more input position must fit the model's context (as in the scorer)
+        self.end_limit = getattr(lm, "context_length", None) or self.max_length
         self.prefix, self.add_eos, self.words = prefix, add_eos, words
         self.flush_docs = flush_docs
         self.vocab_cache: dict[int, str] = {}
@@ -259,11 +261,13 @@ class _Run:
         windows = [plan_windows(len(p.sequence), self.max_length, self.stride) for p in preps]
         want_bow = self.fwd.bow_mask is not None
         items = [it for d, (p, ws) in enumerate(zip(preps, windows, strict=True))
-                 for it in plan_items(d, len(p.sequence), ws, self.max_length, want_bow)]
+                 for it in plan_items(d, len(p.sequence), ws, self.max_length, want_bow,
+                                     self.end_limit)]
         order = sort_items(items)
         sequences = [p.sequence for p in preps]
         got: dict[tuple[int, int], dict[str, np.ndarray]] = {}
-        left = [len(plan_items(d, len(p.sequence), ws, self.max_length, want_bow))
+        left = [len(plan_items(d, len(p.sequence), ws, self.max_length, want_bow,
+                                self.end_limit))
                 for d, (p, ws) in enumerate(zip(preps, windows, strict=True))]
         start = 0
         while start < len(order):
@@ -304,8 +308,8 @@ class _Run:
         bow_end = math.nan
         for k, w in enumerate(windows):
             arrays = dict(got[(d, k)])
-            if len(windows) == 1 and len(prep.sequence) <= self.max_length \
-                    and self.fwd.bow_mask is not None:  # the b row rides on the window
+            if k == len(windows) - 1 and self.fwd.bow_mask is not None \
+                    and end_row_rides(windows, self.end_limit):  # the b row rides on it
                 bow_end = float(arrays["bow_prob"][-1])
                 arrays = {key: v[:-1] for key, v in arrays.items()}
             n = w.n_targets

@@ -27,8 +27,8 @@ class Item:
     """One row of a batch: input positions ``[start, end)`` of document ``doc``'s
     sequence; the last ``n_rows`` positions go through the head.  ``window`` is the
     window's number in the document, or -1 for a row that only gives b after the last
-    token.  ``bow_row``: the last row is that b row (appended to the document's only
-    window when the whole document fits one window)."""
+    token.  ``bow_row``: the last row is that b row (appended to the document's last
+    window when the model's context has room for one more position)."""
 
     doc: int
     window: int
@@ -42,18 +42,24 @@ class Item:
         return self.end - self.start
 
 
+def end_row_rides(windows: list[Window], end_limit: int) -> bool:
+    """Whether b after the last token comes from the last window itself, fed the last
+    token too (as the scorer does): when one more position fits the model's context."""
+    return bool(windows) and windows[-1].n_inputs + 1 <= end_limit
+
+
 def plan_items(doc: int, n_positions: int, windows: list[Window], max_length: int,
-               want_bow: bool) -> list[Item]:
-    """The batch rows of one document: its windows, plus b after its last token."""
+               want_bow: bool, end_limit: int | None = None) -> list[Item]:
+    """The batch rows of one document: its windows, plus b after its last token.
+    ``end_limit``: the most input positions the model takes (its context length)."""
     items = [Item(doc, k, w.input_start, w.input_end, w.n_targets, False)
              for k, w in enumerate(windows)]
     if not (want_bow and windows):
         return items
-    if n_positions <= max_length:
-        # the b row's input (the whole sequence) is the only window plus one position:
-        # one row more in the same call
-        w = windows[0]
-        items[0] = Item(doc, 0, w.input_start, w.input_end + 1, w.n_targets + 1, True)
+    if end_row_rides(windows, end_limit or max_length):
+        # the b row's input is the last window plus one position: one row more, same call
+        k, w = len(windows) - 1, windows[-1]
+        items[k] = Item(doc, k, w.input_start, w.input_end + 1, w.n_targets + 1, True)
     else:  # as the scorer does: the last max_length positions, one row
         items.append(Item(doc, -1, n_positions - max_length, n_positions, 1, True))
     return items
