@@ -6,6 +6,7 @@ import argparse
 import codecs
 import math
 import sys
+from collections.abc import Callable
 from typing import TextIO
 
 from .core.metrics import METRIC_KEYS
@@ -92,6 +93,22 @@ def check_counts(args: argparse.Namespace) -> None:
                  rule="at least 1 (1 <= stride <= max_length)")
 
 
+def add_score_options(p: argparse.ArgumentParser, count: Callable[[str], int], *,
+                      no_prefix_help: str = "leave the first token unscored instead of "
+                      "scoring it after BOS",
+                      device_help: str = "auto, cpu, cuda, cuda:1, mps") -> None:
+    """The scoring settings every subcommand shares, with the same names and checks."""
+    p.add_argument("--model", default=None,
+                   help="model id, local directory or .gguf file (default: embedded SmolLM2)")
+    p.add_argument("--max-length", type=count, default=None, help="window length in tokens")
+    p.add_argument("--stride", type=count, default=None, help="new targets per window")
+    p.add_argument("--no-prefix", action="store_true", help=no_prefix_help)
+    p.add_argument("--add-eos", action="store_true", help="also score an end-of-text token")
+    p.add_argument("--top-k", type=count, default=5, help="alternatives kept per token")
+    p.add_argument("--device", default="auto", help=device_help)
+    p.add_argument("--dtype", default="auto", help="auto, float32, bfloat16, float16")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="ppl-widget", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -99,16 +116,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("file", help="text file (UTF-8 unless --encoding), or - for standard input")
     p.add_argument("--encoding", default="utf-8",
                    help="the file's text encoding (default utf-8; e.g. latin-1, cp1252)")
-    p.add_argument("--model", default=None,
-                   help="model id, local directory or .gguf file (default: embedded SmolLM2)")
-    p.add_argument("--max-length", type=_count, default=None, help="window length in tokens")
-    p.add_argument("--stride", type=_count, default=None, help="new targets per window")
-    p.add_argument("--no-prefix", action="store_true",
-                   help="leave the first token unscored instead of scoring it after BOS")
-    p.add_argument("--add-eos", action="store_true", help="also score an end-of-text token")
-    p.add_argument("--top-k", type=_count, default=5, help="alternatives kept per token")
-    p.add_argument("--device", default="auto", help="auto, cpu, cuda, cuda:1, mps")
-    p.add_argument("--dtype", default="auto", help="auto, float32, bfloat16, float16")
+    add_score_options(p, _count)
     p.add_argument("--json", metavar="OUT", help="write the full per-token result here")
     from .corpus_cli import add_parser as add_corpus_parser  # score-corpus (corpus_cli.py)
 

@@ -6,6 +6,8 @@ import argparse
 from collections.abc import Callable
 from typing import TextIO
 
+from .cli import add_score_options
+
 
 def add_parser(sub: argparse._SubParsersAction, count: Callable[[str], int]) -> None:
     p = sub.add_parser(
@@ -22,17 +24,9 @@ def add_parser(sub: argparse._SubParsersAction, count: Callable[[str], int]) -> 
                    "are numbered from 0 when the records have none)")
     p.add_argument("--split", default=None, help="the split of a saved DatasetDict")
     p.add_argument("--glob", default="**/*", help="files of a folder to score (**/*)")
-    p.add_argument("--model", default=None,
-                   help="model id, local directory or .gguf file (default: embedded SmolLM2)")
-    p.add_argument("--max-length", type=count, default=None, help="window length in tokens")
-    p.add_argument("--stride", type=count, default=None, help="new targets per window")
-    p.add_argument("--no-prefix", action="store_true",
-                   help="leave each document's first token unscored")
-    p.add_argument("--add-eos", action="store_true", help="also score an end-of-text token")
-    p.add_argument("--top-k", type=count, default=5, help="alternatives kept per token")
-    p.add_argument("--device", default="auto", help="auto, cpu, cuda, cuda:1, mps "
-                   "(under torchrun: each rank cuda:LOCAL_RANK)")
-    p.add_argument("--dtype", default="auto", help="auto, float32, bfloat16, float16")
+    add_score_options(p, count, no_prefix_help="leave each document's first token unscored",
+                      device_help="auto, cpu, cuda, cuda:1, mps (under torchrun: each rank "
+                      "cuda:LOCAL_RANK)")
     p.add_argument("--device-map", default=None,
                    help="accelerate device map for a model larger than one GPU (e.g. auto)")
     p.add_argument("--batch-size", default="auto",
