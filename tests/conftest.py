@@ -102,3 +102,21 @@ def default_lm():
 
 
 LONG_TEXT = " ".join(CORPUS[:5]) * 3
+
+
+@pytest.fixture
+def sent(monkeypatch):
+    """Every (content, buffers) a PerplexityWidget sends, in order (no front end needed)."""
+    import threading
+
+    from ppl_widget.views.widget import PerplexityWidget
+
+    log: list[tuple[dict, list]] = []
+    lock = threading.Lock()
+
+    def record(self, content, buffers=None):
+        with lock:
+            log.append((content, list(buffers or [])))
+
+    monkeypatch.setattr(PerplexityWidget, "send", record)
+    return log

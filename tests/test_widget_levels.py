@@ -3,8 +3,6 @@ whole result; unit spans, PPLu's context gain and intervals reach result_data.""
 
 from __future__ import annotations
 
-import threading
-
 import numpy as np
 import pytest
 
@@ -46,19 +44,6 @@ def test_chunked_assignment_equals_the_whole_text_rule():
     utf16 = TEXT.encode("utf-16-le")
     for (s, e), s16, e16 in zip(words.tolist(), ws, we, strict=True):
         assert utf16[2 * s16:2 * e16].decode("utf-16-le") == TEXT[s:e]
-
-
-@pytest.fixture
-def sent(monkeypatch):
-    log = []
-    lock = threading.Lock()
-
-    def record(self, content, buffers=None):
-        with lock:
-            log.append((content, list(buffers or [])))
-
-    monkeypatch.setattr(PerplexityWidget, "send", record)
-    return log
 
 
 def test_levels_gain_and_intervals_reach_messages_and_result_data(tiny_gpt2, sent):

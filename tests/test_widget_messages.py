@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import threading
 import time
 
 import numpy as np
@@ -16,20 +15,6 @@ from conftest import LONG_TEXT  # noqa: E402
 from ppl_widget import score  # noqa: E402
 from ppl_widget.views import protocol as P  # noqa: E402
 from ppl_widget.views.widget import PerplexityWidget  # noqa: E402
-
-
-@pytest.fixture
-def sent(monkeypatch):
-    """Every (content, buffers) the widget sends, in order."""
-    log: list[tuple[dict, list]] = []
-    lock = threading.Lock()
-
-    def record(self, content, buffers=None):
-        with lock:
-            log.append((content, list(buffers or [])))
-
-    monkeypatch.setattr(PerplexityWidget, "send", record)
-    return log
 
 
 def decode(content: dict, buffers: list, top_k: int) -> dict[str, np.ndarray]:
