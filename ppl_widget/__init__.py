@@ -25,6 +25,7 @@ _LAZY = {
     "ScoreProgress": "scoring.scorer",
     "ScoringError": "scoring.scorer",
     "PerplexityWidget": "views.widget",
+    "ComparisonWidget": "views.compare_widget",
     "compare": "scoring.compare",
     "Comparison": "scoring.compare",
     "Unigram": "core.unigram",

@@ -27,6 +27,8 @@ CORE_FORBIDDEN = {"torch", "transformers", "anywidget", "ipywidgets", "traitlets
 ALLOWED_UPWARD: set[tuple[str, str]] = {
     # Comparison.chart(): the comparison's chart, imported when asked for
     ("ppl_widget.scoring.compare", "ppl_widget.views.charts"),
+    # Comparison.widget(): the comparison view of finished results
+    ("ppl_widget.scoring.compare", "ppl_widget.views.compare_widget"),
     # ScoreResult.to_html(): the self-contained page, built by the export view
     ("ppl_widget.core.result", "ppl_widget.views.export"),
 }

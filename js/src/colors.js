@@ -180,6 +180,22 @@ export const RAMPS = Object.freeze({
     [0.75, "#e5634a"],
     [1.0, "#fde27b"],
   ],
+  // Two-sided (comparison view): t = 0 one model much better, 0.5 equal, 1 the other
+  // much better; blue / orange stay apart for red-green colour blindness.
+  "diverging-light": [
+    [0.0, "#1f5fa8"],
+    [0.25, "#8fbce0"],
+    [0.5, "#f5f5f2"],
+    [0.75, "#f5b26b"],
+    [1.0, "#a8520a"],
+  ],
+  "diverging-dark": [
+    [0.0, "#6fb4f0"],
+    [0.25, "#2f5478"],
+    [0.5, "#2c2a37"],
+    [0.75, "#7a4a1c"],
+    [1.0, "#f7a24a"],
+  ],
 });
 
 const LAB_RAMPS = Object.fromEntries(

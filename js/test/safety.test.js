@@ -4,6 +4,8 @@ import { readdirSync, readFileSync } from "node:fs";
 import test from "node:test";
 
 const SRC = new URL("../src/", import.meta.url);
+// every file under src/, sub-folders included (compare/ ...), as paths relative to it
+const ALL = readdirSync(SRC, { recursive: true }).filter((f) => /\.(js|css)$/.test(f));
 const FORBIDDEN = [
   /\.innerHTML\b/,
   /\.outerHTML\b/,
@@ -18,7 +20,7 @@ const FORBIDDEN = [
 ];
 
 test("no HTML/code sinks in src/", () => {
-  const files = readdirSync(SRC).filter((f) => f.endsWith(".js"));
+  const files = ALL.filter((f) => f.endsWith(".js"));
   assert.ok(files.length >= 8);
   for (const f of files) {
     const code = readFileSync(new URL(f, SRC), "utf8");
@@ -32,7 +34,7 @@ const EMBEDDED_BUNDLE_IMPORT =
   /URL\.createObjectURL\(new Blob\(\[source\][^)]*\)\);\s*modules\.set\(\s*source,\s*import\(\/\* webpackIgnore: true \*\/ url\)/;
 
 test("no runtime fetches (everything is bundled)", () => {
-  for (const f of readdirSync(SRC)) {
+  for (const f of ALL) {
     let code = readFileSync(new URL(f, SRC), "utf8");
     assert.doesNotMatch(code, /https?:\/\//, `${f} mentions a URL`);
     assert.doesNotMatch(code, /\bfetch\s*\(|XMLHttpRequest/, `${f} fetches`);

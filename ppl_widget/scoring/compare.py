@@ -212,6 +212,13 @@ class Comparison:
 
         return comparison(self, a=a, b=b, **options)
 
+    def widget(self, a: int | str = 0, b: int | str = 1) -> Any:
+        """The comparison view of these results (``ComparisonWidget``): each word
+        coloured by the surprisal of ``a`` minus ``b``; nothing is scored again."""
+        from ..views.compare_widget import ComparisonWidget
+
+        return ComparisonWidget.from_comparison(self, a, b)
+
     def _repr_html_(self) -> str:
         return self.table()._repr_html_()
 

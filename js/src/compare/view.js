@@ -1,0 +1,259 @@
+// The comparison view: the text once, each word coloured by the difference in
+// surprisal between two chosen models, a legend saying which colour means which
+// model did better, a tooltip with every model's tokenization of the word, and
+// the table of per-unit perplexities.  All text goes in through textContent.
+
+import { h, setText, show } from "../dom.js";
+import { rgbCss } from "../colors.js";
+import { displayToken } from "../format.js";
+import { fmtSurprisal, Tooltip } from "../tooltip.js";
+import { detectTheme } from "../view.js";
+import { decodeModel, decodeWords, FINAL, progressLabel, scaleMax, wordDiff, wordSums, wordTokens } from "./data.js";
+import { diffBin, diffTicks, divergingPalette, NDIV } from "./scale.js";
+import { ComparisonTable } from "./table.js";
+
+const inUnit = (nats, unit) => (unit === "nats" ? nats : nats / Math.LN2);
+
+export class CompareView {
+  constructor(model, el) {
+    this.model = model;
+    this.el = el;
+    this.listeners = [];
+    this.active = -1; // word with keyboard focus
+    this.raf = 0;
+    this._build();
+    this._applyTheme();
+    this._listen();
+    this._load();
+  }
+
+  // ---------------------------------------------------------------- DOM
+  _build() {
+    this.root = h("div", { class: "pplw-root pplc-root" });
+    this.pickA = h("select", { class: "pplw-input pplc-pick-a", attrs: { "aria-label": "model A" } });
+    this.pickB = h("select", { class: "pplw-input pplc-pick-b", attrs: { "aria-label": "model B" } });
+    this.swap = h("button", { class: "pplw-btn pplc-swap", text: "⇄", title: "swap A and B", attrs: { type: "button" } });
+    this.unitPick = h("select", { class: "pplw-input pplc-unit", attrs: { "aria-label": "surprisal unit" } }, h("option", { text: "bits", attrs: { value: "bits" } }), h("option", { text: "nats", attrs: { value: "nats" } }));
+    this.cancelBtn = h("button", { class: "pplw-btn pplc-cancel", text: "Cancel", attrs: { type: "button" } });
+    const bar = h(
+      "div",
+      { class: "pplw-toolbar pplc-toolbar" },
+      h("span", { class: "pplc-title", text: "Colour: surprisal of" }),
+      this.pickA,
+      h("span", { text: "minus" }),
+      this.pickB,
+      this.swap,
+      h("label", { class: "pplw-field pplw-inline" }, "unit ", this.unitPick),
+      this.cancelBtn,
+    );
+    this.status = h("div", { class: "pplc-status", attrs: { "aria-live": "polite" } });
+    this.errorBox = h("div", { class: "pplw-error", attrs: { role: "alert", hidden: true } });
+    this.legend = h("div", { class: "pplc-legend" });
+    this.text = h("div", { class: "pplw-scroller pplc-text", attrs: { tabindex: 0, role: "region", "aria-label": "Text coloured by the difference in surprisal" } });
+    this.table = new ComparisonTable();
+    this.root.append(bar, this.status, this.errorBox, this.legend, this.text, this.table.el);
+    this.tooltip = new Tooltip(this.root);
+    this.el.appendChild(this.root);
+  }
+
+  _applyTheme() {
+    this.theme = detectTheme(this.el);
+    this.palette = divergingPalette(this.theme);
+    this.root.classList.toggle("pplw-dark", this.theme === "dark");
+    for (let b = 0; b < NDIV; b++) {
+      this.root.style.setProperty(`--pplc-d${b}`, rgbCss(this.palette[b].bg));
+      this.root.style.setProperty(`--pplc-f${b}`, rgbCss(this.palette[b].fg));
+    }
+  }
+
+  _on(name, fn) {
+    this.model.on(name, fn);
+    this.listeners.push([name, fn]);
+  }
+
+  _listen() {
+    for (const t of ["models_data", "table", "status", "error", "pair", "surprisal_unit", "labels"]) this._on(`change:${t}`, () => this._load());
+    this._on("change:text", () => {
+      this.renderedText = null;
+      this._load();
+    });
+    const setPair = () => {
+      const a = Number(this.pickA.value);
+      let b = Number(this.pickB.value);
+      if (a === b) b = this.pair[0] === a ? this.pair[1] : this.pair[0];
+      this._setTrait("pair", [a, b]);
+    };
+    this.pickA.addEventListener("change", setPair);
+    this.pickB.addEventListener("change", setPair);
+    this.swap.addEventListener("click", () => this._setTrait("pair", [this.pair[1], this.pair[0]]));
+    this.unitPick.addEventListener("change", () => this._setTrait("surprisal_unit", this.unitPick.value));
+    this.cancelBtn.addEventListener("click", () => this.model.send({ type: "cancel" }));
+    this.text.addEventListener("mouseover", (ev) => {
+      const span = ev.target.closest && ev.target.closest(".pplc-word");
+      if (span) this._showTip(Number(span.dataset.w), span);
+    });
+    this.text.addEventListener("mouseleave", () => this.tooltip.hide());
+    this.text.addEventListener("keydown", (ev) => this._onKey(ev));
+    this.text.addEventListener("blur", () => this.tooltip.hide());
+  }
+
+  _setTrait(name, value) {
+    this.model.set(name, value);
+    this.model.save_changes();
+    this._load();
+  }
+
+  // ------------------------------------------------------------- state
+  _load() {
+    const m = this.model;
+    this.labels = m.get("labels") || [];
+    this.unit = m.get("surprisal_unit") === "nats" ? "nats" : "bits";
+    const pair = m.get("pair") || [0, 1];
+    this.pair = [pair[0] ?? 0, pair[1] ?? 1];
+    this.words = decodeWords(m.get("words"));
+    this.models = (m.get("models_data") || []).map(decodeModel);
+    this.sums = this.models.map((md) => wordSums(md, this.words.count));
+    this._renderText();
+    this._renderControls();
+    this._renderStatus();
+    this._recolor();
+    this.table.update(m.get("table") || [], m.get("not_comparable") || [], m.get("note") || "", this.unit);
+  }
+
+  _renderControls() {
+    const fill = (sel, chosen) => {
+      const opts = this.labels.map((lb, k) => h("option", { text: lb, attrs: { value: k } }));
+      sel.replaceChildren(...opts);
+      sel.value = String(chosen);
+    };
+    fill(this.pickA, this.pair[0]);
+    fill(this.pickB, this.pair[1]);
+    this.unitPick.value = this.unit;
+    const running = this.model.get("status") === "scoring";
+    this.cancelBtn.disabled = !running;
+    const err = this.model.get("error") || "";
+    setText(this.errorBox, err);
+    show(this.errorBox, !!err);
+  }
+
+  _renderStatus() {
+    const chips = this.models.map((md, k) =>
+      h("span", { class: `pplc-chip pplc-${md.status || "waiting"}` }, h("b", { text: this.labels[k] ?? md.label }), ` ${progressLabel(md)}`),
+    );
+    this.status.replaceChildren(...chips);
+  }
+
+  _renderText() {
+    const text = this.model.get("text") || "";
+    if (this.renderedText === text && this.spans) return;
+    this.renderedText = text;
+    const { count, start16, end16 } = this.words;
+    const frag = document.createDocumentFragment();
+    this.spans = new Array(count);
+    let at = 0;
+    for (let w = 0; w < count; w++) {
+      if (start16[w] > at) frag.appendChild(document.createTextNode(text.slice(at, start16[w])));
+      const span = document.createElement("span");
+      span.className = "pplc-word pplc-pending";
+      span.dataset.w = String(w);
+      span.textContent = text.slice(start16[w], end16[w]);
+      frag.appendChild(span);
+      this.spans[w] = span;
+      at = end16[w];
+    }
+    if (at < text.length) frag.appendChild(document.createTextNode(text.slice(at)));
+    this.text.replaceChildren(frag);
+  }
+
+  _recolor() {
+    const [a, b] = this.pair;
+    const sa = this.sums[a];
+    const sb = this.sums[b];
+    this.diff = sa && sb ? wordDiff(sa, sb) : new Float64Array(this.words.count).fill(NaN);
+    this.max = scaleMax(this.diff, this.unit);
+    for (let w = 0; w < this.spans.length; w++) {
+      const bin = diffBin(inUnit(this.diff[w], this.unit), this.max);
+      const cls = bin < 0 ? "pplc-word pplc-pending" : `pplc-word pplc-d${bin}`;
+      if (this.spans[w].className !== cls) this.spans[w].className = cls;
+    }
+    this._renderLegend();
+    if (this.active >= 0) this._showTip(this.active, this.spans[this.active]);
+  }
+
+  _renderLegend() {
+    const la = this.labels[this.pair[0]] ?? "A";
+    const lb = this.labels[this.pair[1]] ?? "B";
+    const bar = h("span", { class: "pplw-legend-bar pplc-legend-bar" });
+    for (let b = 0; b < NDIV; b++) bar.appendChild(h("span", { class: `pplc-d${b}` }));
+    const ticks = h("span", { class: "pplw-legend-ticks" });
+    for (const t of diffTicks(this.max, this.unit)) {
+      const s = h("span", { text: t.label });
+      s.style.left = `${t.at * 100}%`;
+      ticks.appendChild(s);
+    }
+    this.legend.replaceChildren(
+      h("span", { class: "pplc-better pplc-better-a", text: `◀ ${la} predicted better` }),
+      h("span", { class: "pplw-legend-scale" }, bar, ticks),
+      h("span", { class: "pplc-better pplc-better-b", text: `${lb} predicted better ▶` }),
+      h("span", { class: "pplc-legend-note", text: `word surprisal of ${la} minus ${lb}; grey: not scored by both yet` }),
+    );
+  }
+
+  // ----------------------------------------------------------- tooltip
+  _showTip(w, anchor) {
+    if (!(w >= 0) || !anchor) return;
+    const text = this.renderedText;
+    const parts = [h("div", { class: "pplw-tt-head" }, h("code", { class: "pplw-tt-token", text: displayToken(text.slice(this.words.start16[w], this.words.end16[w])) }), h("span", { class: "pplw-tt-meta", text: `word ${w + 1} of ${this.words.count}` }))];
+    const grid = h("div", { class: "pplc-tt-models" });
+    this.models.forEach((md, k) => {
+      const sums = this.sums[k];
+      const final = sums && sums.nats[w] === sums.nats[w];
+      const mark = k === this.pair[0] ? " (A)" : k === this.pair[1] ? " (B)" : "";
+      const toks = final ? wordTokens(md, sums, w, text) : [];
+      const list = h("div", { class: "pplc-tt-toks" });
+      for (const t of toks) list.appendChild(h("span", { class: "pplc-tt-tok" }, h("code", { text: displayToken(t.text) }), h("span", { class: "pplw-tt-altp", text: fmtSurprisal(t.nats, this.unit) })));
+      grid.append(
+        h("div", { class: "pplc-tt-model" }, h("span", { class: "pplw-tt-k", text: `${this.labels[k] ?? md.label}${mark}` }), h("span", { class: "pplw-tt-v pplw-strong", text: final ? fmtSurprisal(sums.nats[w], this.unit) : FINAL.includes(md.status) ? "not scored" : "scoring…" }), h("span", { class: "pplw-tt-meta", text: final ? `${toks.length} token${toks.length === 1 ? "" : "s"}` : "" })),
+        list,
+      );
+    });
+    parts.push(grid);
+    const d = this.diff[w];
+    if (d === d) {
+      const la = this.labels[this.pair[0]];
+      const lb = this.labels[this.pair[1]];
+      const who = d > 0 ? `${lb} predicted it better` : d < 0 ? `${la} predicted it better` : "equal";
+      parts.push(h("div", { class: "pplw-tt-sub pplc-tt-diff", text: `${la} − ${lb} = ${fmtSurprisal(d, this.unit)} (${who})` }));
+    }
+    this.tooltip.el.replaceChildren(...parts);
+    this.tooltip.el.hidden = false;
+    this.tooltip._place(anchor);
+  }
+
+  _onKey(ev) {
+    const n = this.words.count;
+    if (!n) return;
+    let w = this.active;
+    if (ev.key === "ArrowRight") w = Math.min(n - 1, w + 1);
+    else if (ev.key === "ArrowLeft") w = Math.max(0, w - 1);
+    else if (ev.key === "Home") w = 0;
+    else if (ev.key === "End") w = n - 1;
+    else if (ev.key === "Escape") {
+      this.tooltip.hide();
+      return;
+    } else return;
+    ev.preventDefault();
+    if (this.active >= 0) this.spans[this.active].classList.remove("pplw-active");
+    this.active = w;
+    const span = this.spans[w];
+    span.classList.add("pplw-active");
+    span.scrollIntoView({ block: "nearest" });
+    this._showTip(w, span);
+  }
+
+  destroy() {
+    for (const [name, fn] of this.listeners) this.model.off(name, fn);
+    this.listeners = [];
+    this.tooltip.hide();
+  }
+}
