@@ -193,3 +193,27 @@ def test_widget_chart_follows_the_widgets_unit(tiny_gpt2):
     rows = datasets(check(w.chart("surprisal")))[0]
     assert [x["surprisal"] for x in rows] == pytest.approx(list(r.surprisal))
     check(w.chart("distributions", unit="bits"))
+
+
+def test_charts_display_offline_in_jupyterlab_and_nbconvert():
+    """Displayed, a chart carries the Vega-Lite 5 spec JupyterLab 4's built-in renderer
+    draws (no CDN script) and an SVG drawn here for nbconvert; a renderer the user
+    chose is kept."""
+    from IPython.core.interactiveshell import InteractiveShell
+
+    from ppl_widget.views import chart_renderer
+
+    alt.renderers.enable("default")
+    chart = charts.surprisal(fake_result(50))  # first use turns the renderer on
+    assert alt.renderers.active == chart_renderer.NAME
+    data = InteractiveShell.instance().display_formatter.format(chart)[0]
+    spec = data[chart_renderer.VEGALITE_MIME]
+    assert spec["$schema"].endswith("/v5.json")
+    assert "<svg" in data["image/svg+xml"] and "surprisal" in data["image/svg+xml"]
+    assert "text/html" not in data  # Altair's default HTML loads Vega from a CDN
+    json.dumps(spec)  # inline data only, JSON-ready
+
+    alt.renderers.enable("html")
+    charts.surprisal(fake_result(50))
+    assert alt.renderers.active == "html"
+    alt.renderers.enable("default")

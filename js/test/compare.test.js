@@ -122,8 +122,8 @@ test("table cells: dashes for missing, infinity shown, token perplexity column p
   assert.equal(cells[0], "12.35");
   assert.equal(cells[1], "∞");
   assert.equal(cells[2], "—");
-  assert.equal(cells[6], "50,257");
-  assert.equal(COLUMNS[COLUMNS.length - 1][0], "token_ppl");
+  assert.equal(cells[COLUMNS.findIndex((c) => c[0] === "vocab_size")], "50,257");
+  assert.ok(COLUMNS.some((c) => c[0] === "token_ppl"));
   assert.match(unitCounts([{ n_words: 3, n_chars: 20, n_bytes: 21 }]), /3 words · 20 characters · 21 bytes/);
 });
 

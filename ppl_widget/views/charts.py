@@ -90,6 +90,9 @@ def _bin_size(n: int, max_points: int) -> int:
 def _alt() -> Any:
     import altair as alt
 
+    from .chart_renderer import enable_if_default
+
+    enable_if_default()  # offline drawing in JupyterLab and nbconvert (chart_renderer.py)
     return alt
 
 

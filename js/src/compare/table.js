@@ -10,10 +10,9 @@ export const COLUMNS = Object.freeze([
   ["char_ppl", "PPL / char", fmtMetric],
   ["byte_ppl", "PPL / byte", fmtMetric],
   ["bits_per_byte", "bits / byte", fmtMetric],
-  ["total_bits", "total bits", fmtMetric],
   ["n_tokens", "tokens", fmtInt],
-  ["vocab_size", "vocabulary", fmtInt],
   ["token_ppl", "PPL / token", fmtMetric],
+  ["vocab_size", "vocabulary", fmtInt],
 ]);
 
 const num = (v) => (v == null ? NaN : Number(v));

@@ -1,0 +1,54 @@
+"""An Altair renderer that draws charts with no network.
+
+Altair's default renderer writes HTML that loads Vega from a CDN: offline (a lab
+server with no internet, an exported course notebook) the chart is blank.  This
+renderer emits instead:
+
+* ``application/vnd.vegalite.v5+json``, which JupyterLab 4 draws with its own
+  built-in Vega renderer (interactive, tooltips included).  JupyterLab 4 ships
+  Vega-Lite 5, so the spec's ``$schema`` is set to v5; the charts of
+  ``ppl_widget.charts`` use nothing newer;
+* ``image/svg+xml`` drawn here by vl-convert: what nbconvert's HTML, a Jupyter
+  Book or a notebook preview shows where no Vega renderer runs;
+* ``text/plain``.
+
+``ppl_widget.charts`` turns it on when it is first imported, unless the user has
+already chosen a renderer other than Altair's default (``alt.renderers.enable``
+keeps working either way).
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+log = logging.getLogger(__name__)
+
+NAME = "ppl_widget"
+VEGALITE_MIME = "application/vnd.vegalite.v5+json"
+SCHEMA_V5 = "https://vega.github.io/schema/vega-lite/v5.json"
+VL_VERSION = "5.20"  # vl-convert's compiler closest to JupyterLab 4's Vega-Lite 5
+
+
+def render(spec: dict[str, Any], **metadata: Any) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The mime bundle of one chart spec (Altair calls this to display a chart)."""
+    spec = {**spec, "$schema": SCHEMA_V5}
+    bundle: dict[str, Any] = {VEGALITE_MIME: spec,
+                              "text/plain": "<Altair chart: drawn offline by ppl_widget>"}
+    try:
+        import vl_convert as vlc
+
+        bundle["image/svg+xml"] = vlc.vegalite_to_svg(spec, vl_version=VL_VERSION)
+    except Exception as exc:  # the live view still draws; only the static copy is missing
+        log.warning("ppl-widget: no static SVG copy of the chart (%s)", exc)
+    return bundle, {}
+
+
+def enable_if_default() -> None:
+    """Register the renderer and make it the active one if the user chose none."""
+    import altair as alt
+
+    if NAME not in alt.renderers.names():
+        alt.renderers.register(NAME, render)
+    if alt.renderers.active == "default":
+        alt.renderers.enable(NAME)
