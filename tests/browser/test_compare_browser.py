@@ -16,7 +16,7 @@ import re
 import pytest
 
 from .conftest import ARTIFACTS
-from .test_jupyterlab import open_notebook, run_all, run_cell, shot, wait_for_json, write_notebook
+from .test_jupyterlab import open_notebook, run_cell, shot, wait_for_json, write_notebook
 
 pytestmark = pytest.mark.browser
 
