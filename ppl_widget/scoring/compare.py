@@ -219,6 +219,10 @@ class Comparison:
 
         return ComparisonWidget.from_comparison(self, a, b)
 
+    def to_html(self, path: Any = None, a: int | str = 0, b: int | str = 1) -> str:
+        """The comparison view as one self-contained HTML page (no kernel, no network)."""
+        return self.widget(a, b).to_html(path)
+
     def _repr_html_(self) -> str:
         return self.table()._repr_html_()
 

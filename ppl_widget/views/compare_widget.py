@@ -36,6 +36,9 @@ from .widget_settings import check_options, check_prefix, check_window
 
 log = logging.getLogger(__name__)
 
+_OWN_TRAITS = ("text", "labels", "words", "models_data", "table", "note", "not_comparable",
+               "pair", "surprisal_unit", "status", "error")
+
 #: Seconds between two updates of a model still scoring (more for long texts, whose
 #: state is bigger): the view stays live without resending megabytes many times a second.
 MIN_UPDATE_S = 0.25
@@ -184,6 +187,44 @@ class ComparisonWidget(anywidget.AnyWidget):
             raise traitlets.TraitError(
                 f"pair must name two different models among 0..{n - 1}, got {[a, b]}")
         return [a, b]
+
+    # ---- static page (views/export.py: the same bundle, no kernel) --------
+    def static_state(self) -> dict[str, Any]:
+        """The synced state a page with no kernel draws from (what the view shows now)."""
+        names = [n for n in self.class_traits(sync=True) if n in _OWN_TRAITS]
+        return self.get_state(names)
+
+    def to_html(self, path: Any = None, *, title: str | None = None) -> str:
+        """The comparison view as one self-contained HTML page (no kernel, no network);
+        written to ``path`` when given."""
+        from .export import _write, page
+
+        text = page(self.static_state(), title or f"ppl-widget · {' vs '.join(self.labels)}",
+                    **self._static_view())
+        return _write(text, path)
+
+    def _static_view(self) -> dict[str, Any]:
+        rows = {r["label"]: r.get("word_ppl") for r in self.table}
+        ppl = ", ".join(f"{lb} {v:.4g}" if isinstance(v, float) else f"{lb} —"
+                        for lb, v in rows.items())
+        summary = (f"ppl-widget comparison of {len(self.labels)} models · perplexity per word: "
+                   f"{ppl or 'none scored yet'} (the coloured view needs JavaScript)")
+        return {"esm": "compare.js", "css": ("widget.css", "compare.css"), "summary": summary}
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> Any:
+        # the live view, plus the static page as text/html where no widget manager runs
+        from .export import fragment
+
+        bundle = super()._repr_mimebundle_(**kwargs)
+        data, metadata = bundle if isinstance(bundle, tuple) else (bundle, None)
+        data = {**data, "text/html": fragment(self.static_state(), **self._static_view())}
+        return data if metadata is None else (data, metadata)
+
+    def _ipython_display_(self) -> None:
+        # with a display id: the text/html is brought up to date when scoring ends
+        from .export import display_widget
+
+        display_widget(self)
 
     # ---- scoring thread --------------------------------------------------
     def _run(self, cancel: threading.Event) -> None:

@@ -38,7 +38,8 @@ _TERMINAL = ("done", "cancelled", "error")
 # the "Scored with" list stays.  The page's own background follows the OS theme,
 # which the view's theme detection then reads.
 _HOST_CSS = """\
-.pplw-static .pplw-form, .pplw-static .pplw-progress .pplw-btn { display: none !important; }
+.pplw-static .pplw-form, .pplw-static .pplw-progress .pplw-btn,
+.pplw-static .pplc-cancel { display: none !important; }
 .pplw-static-ready > .pplw-static-summary { display: none; }
 .pplw-static-summary, .pplw-static-error { font: 13px/1.4 system-ui, sans-serif; margin: 4px 0; }
 .pplw-static-error { color: #b00020; }
@@ -212,18 +213,21 @@ def widget_state(widget: PerplexityWidget) -> dict[str, Any]:
 
 
 # ---- the page ---------------------------------------------------------------------
-def fragment(state: dict[str, Any]) -> str:
-    """One container element that draws the widget from ``state`` (a text/html output)."""
+def fragment(state: dict[str, Any], *, esm: str = "widget.js",
+             css: tuple[str, ...] = ("widget.css",), summary: str | None = None) -> str:
+    """One container element that draws a widget from ``state`` (a text/html output):
+    by default the single-model view; ``esm``/``css`` name another view's bundle."""
     clean, buffers = split_buffers(state)
-    summary = _summary(clean)
+    summary = _summary(clean) if summary is None else summary
+    styles = "\n".join(_safe_css(_asset(name)) for name in css)
     # a random class per fragment: several outputs on one page never share styles
     uid = secrets.token_hex(4)
     return (
         f'<div class="pplw-static pplw-static-{uid}">'
-        f"<style>{_safe_css(_asset('widget.css'))}\n{_HOST_CSS}</style>"
+        f"<style>{styles}\n{_HOST_CSS}</style>"
         f'<div class="pplw-static-summary">{html.escape(summary)}</div>'
         '<div class="pplw-mount"></div>'
-        f'<script type="application/json" class="pplw-esm">{script_json(_asset("widget.js"))}'
+        f'<script type="application/json" class="pplw-esm">{script_json(_asset(esm))}'
         "</script>"
         '<script type="application/json" class="pplw-state">'
         f'{script_json({"state": _json_ready(clean), "buffers": buffers})}</script>'
@@ -231,12 +235,12 @@ def fragment(state: dict[str, Any]) -> str:
         "</div>")
 
 
-def page(state: dict[str, Any], title: str = "ppl-widget") -> str:
-    """A whole HTML document around :func:`fragment`."""
+def page(state: dict[str, Any], title: str = "ppl-widget", **view: Any) -> str:
+    """A whole HTML document around :func:`fragment` (``view``: its keywords)."""
     return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
             '<meta name="viewport" content="width=device-width, initial-scale=1">'
             f"<title>{html.escape(title)}</title><style>{_PAGE_CSS}</style></head>"
-            f"<body>{fragment(state)}</body></html>\n")
+            f"<body>{fragment(state, **view)}</body></html>\n")
 
 
 def _summary(state: dict[str, Any]) -> str:

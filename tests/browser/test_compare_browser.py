@@ -16,6 +16,7 @@ import re
 import pytest
 
 from .conftest import ARTIFACTS
+from .test_export_offline import offline  # noqa: F401  (the network-blocked page fixture)
 from .test_jupyterlab import open_notebook, run_cell, shot, wait_for_json, write_notebook
 
 pytestmark = pytest.mark.browser
@@ -134,3 +135,34 @@ def test_comparison_view_and_a_chart_in_jupyterlab(lab, page):
     page.wait_for_timeout(500)
     shot(page, "chart-surprisal")
     assert not [e for e in page.console_errors if "vega" in e.lower()]
+
+
+def test_comparison_page_exported_offline(offline, tiny_gpt2, tiny_llama, tmp_path):  # noqa: F811
+    """Comparison.to_html(): the same view with no kernel and no network: words
+    coloured, tooltips, the table, the pair swap (it runs in the page), text inert."""
+    from ppl_widget import compare
+
+    cmp = compare(TEXT, [tiny_gpt2, tiny_llama], labels=LABELS[:2], max_length=32, stride=16)
+    path = tmp_path / "comparison.html"
+    cmp.to_html(path)
+    offline.goto(path.as_uri())
+    offline.wait_for_selector(f"{ROOT} .pplc-word", timeout=30_000)
+    frame = cmp.words(0, 1)
+    words = offline.locator(f"{ROOT} .pplc-word")
+    assert words.count() == len(frame)
+    assert offline.locator(f"{ROOT} .pplc-word.pplc-pending").count() == 0
+    words.nth(3).hover()
+    tip = offline.locator(f"{ROOT} .pplw-tooltip")
+    tip.wait_for(state="visible")
+    text = tip.inner_text()
+    for label in LABELS[:2]:
+        assert f"{frame[f'surprisal_bits:{label}'].iloc[3]:.2f} bits" in text
+    assert offline.locator(f"{ROOT} .pplc-table tbody tr").count() == 2
+    assert offline.locator(f"{ROOT} .pplc-cancel").is_hidden()
+    offline.locator(f"{ROOT} .pplc-swap").click()
+    assert offline.locator(f"{ROOT} .pplc-better-a").inner_text().endswith(
+        f"{LABELS[1]} predicted better")
+    offline.locator(ROOT).screenshot(path=str(ARTIFACTS / "compare-exported.png"))
+    assert offline.dialogs == [] and offline.errors == [] and offline.attempted == []
+    assert offline.locator(f"{ROOT} b#injected").count() == 0
+    assert offline.locator(f"{ROOT} .pplc-text").inner_text().replace("\u00a0", " ") == TEXT
