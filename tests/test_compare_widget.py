@@ -187,3 +187,23 @@ def test_failure_is_shown_and_earlier_models_kept(tiny_gpt2, tmp_path):
     assert [e["status"] for e in w.models_data] == ["done", "error"]
     assert info.value.comparison.labels == ["a"]
     assert [r["label"] for r in w.table] == ["a"]
+
+
+def test_notebook_output_carries_the_static_page(live, tmp_path):
+    data = live._repr_mimebundle_()
+    data = data[0] if isinstance(data, tuple) else data
+    assert "application/vnd.jupyter.widget-view+json" in data
+    html = data["text/html"]
+    assert "pplw-static" in html and "perplexity per word: gpt2" in html
+    page = live.comparison.to_html(tmp_path / "c.html")
+    assert (tmp_path / "c.html").read_text(encoding="utf-8") == page
+    assert page.count("<script") == 3  # bundle, state, host: nothing from the data
+
+
+def test_markup_in_text_and_labels_never_reaches_the_page_as_markup(tiny_gpt2, tiny_llama):
+    text = '<script>alert(1)</script> <img src=x onerror="alert(2)"> plain words'
+    w = ComparisonWidget(text, [tiny_gpt2, tiny_llama], labels=["<b>a</b>", "b"], **OPTS)
+    w.wait()
+    page = w.to_html()
+    assert "<script>alert" not in page and "<img" not in page and "<b>a</b>" not in page
+    assert page.count("<script") == 3
