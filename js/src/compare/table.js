@@ -47,7 +47,7 @@ export class ComparisonTable {
     for (const row of rows) {
       const tr = h("tr", { class: row.partial ? "pplc-partial" : "" });
       const status = row.status && row.status !== "done" ? ` (${row.status}${row.partial ? ", partial" : ""})` : "";
-      tr.appendChild(h("th", { attrs: { scope: "row" }, title: row.conventions || "" }, h("b", { text: row.label }), h("span", { class: "pplc-model", text: ` ${row.model || ""}${status}` })));
+      tr.appendChild(h("th", { attrs: { scope: "row" }, title: row.conventions || "" }, h("b", { text: row.label }), h("span", { class: "pplc-model", text: `${row.model || ""}${status}` })));
       rowCells(row).forEach((cell, j) => tr.appendChild(h("td", { class: marked.has(COLUMNS[j][0]) ? "pplc-nc" : "", text: cell })));
       body.appendChild(tr);
     }
