@@ -58,3 +58,23 @@ def test_word_spec_regex_and_callable():
         word_starts(text, 42)
     with pytest.raises(ValueError, match="inside the text"):
         word_starts(text, lambda t: [99])
+
+
+def test_one_parser_of_words_for_counts_and_tables():
+    """word_starts (the counts) and word_spans (the word tables) read ``words=`` alike,
+    and refuse the same bad specs."""
+    import pytest
+
+    from ppl_widget.core.levels import word_spans as level_spans
+    from ppl_widget.core.text_units import word_spans, word_starts
+
+    text = "New York is big"
+    specs = [None, r"\w+", lambda t: [(0, 8), (9, 11), (12, 15)], lambda t: [0, 9, 12]]
+    for spec in specs:
+        assert word_starts(text, spec).tolist() == word_spans(text, spec)[:, 0].tolist()
+        assert level_spans is word_spans
+    assert word_spans(text, lambda t: [0, 9, 12]).tolist() == [[0, 3], [9, 11], [12, 15]]
+    for bad in (lambda t: [len(t)], lambda t: [(0, len(t) + 1)], lambda t: [-1]):
+        for fn in (word_starts, word_spans):
+            with pytest.raises(ValueError, match="inside the text"):
+                fn(text, bad)

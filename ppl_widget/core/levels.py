@@ -16,14 +16,13 @@ total NLL.
 
 from __future__ import annotations
 
-import re
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from .metrics import LN2
 from .sentences import SentenceSpec, line_spans, paragraph_spans, sentence_spans
-from .text_units import DEFAULT_WORD_PATTERN, WordSpec
+from .text_units import WordSpec, word_spans  # noqa: F401  (word_spans: public here too)
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -31,41 +30,6 @@ if TYPE_CHECKING:
     from .result import ScoreResult
 
 LEVELS = ("token", "word", "sentence", "line", "paragraph")
-
-
-def word_spans(text: str, words: WordSpec = None) -> np.ndarray:
-    """(n, 2) spans of the words, as the metrics define them (default ``\\S+``).
-
-    ``words`` as in ``text_units.word_starts``: a regex whose matches are words, or a
-    callable returning ``(start, end)`` pairs, match objects or start indices (a bare
-    start runs to the end of its non-whitespace run, or the next start).
-    """
-    if words is None:
-        words = DEFAULT_WORD_PATTERN
-    if isinstance(words, str | re.Pattern):
-        pattern = re.compile(words) if isinstance(words, str) else words
-        spans = [(m.start(), m.end()) for m in pattern.finditer(text) if m.end() > m.start()]
-    elif callable(words):
-        spans, bare = [], []
-        for item in words(text):
-            if isinstance(item, re.Match):
-                spans.append((item.start(), item.end()))
-            elif isinstance(item, int | np.integer):
-                bare.append(int(item))
-            else:
-                spans.append((int(item[0]), int(item[1])))
-        bare.sort()
-        for k, s in enumerate(bare):
-            m = re.compile(r"\S*").match(text, s)
-            limit = bare[k + 1] if k + 1 < len(bare) else len(text)
-            spans.append((s, max(s + 1, min(m.end(), limit))))
-    else:
-        raise TypeError("words must be a regex pattern, a callable returning word spans, or "
-                        f"None; got {type(words).__name__}")
-    out = np.asarray(sorted(spans), dtype=np.int64).reshape(-1, 2)
-    if out.size and (out[0, 0] < 0 or out[:, 1].max() > len(text)):
-        raise ValueError("word spans must lie inside the text (0 <= start <= end <= len(text))")
-    return out
 
 
 def unit_spans(text: str, level: str, *, words: WordSpec = None,

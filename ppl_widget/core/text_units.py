@@ -30,36 +30,45 @@ def _code_points(text: str) -> np.ndarray:
     return np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype="<u4")
 
 
-def word_starts(text: str, words: WordSpec = None) -> np.ndarray:
-    """Character index where each word of ``text`` starts, ascending.
+def word_spans(text: str, words: WordSpec = None) -> np.ndarray:
+    """(n, 2) spans of the words, as the metrics define them (default ``\\S+``).
 
-    ``words`` is a regex (string or compiled) whose matches are words, or a
-    callable returning the words as ``(start, end)`` pairs, match objects or
-    start indices.
+    ``words`` as in ``text_units.word_starts``: a regex whose matches are words, or a
+    callable returning ``(start, end)`` pairs, match objects or start indices (a bare
+    start runs to the end of its non-whitespace run, or the next start).
     """
     if words is None:
         words = DEFAULT_WORD_PATTERN
     if isinstance(words, str | re.Pattern):
         pattern = re.compile(words) if isinstance(words, str) else words
-        starts = [m.start() for m in pattern.finditer(text) if m.end() > m.start()]
+        spans = [(m.start(), m.end()) for m in pattern.finditer(text) if m.end() > m.start()]
     elif callable(words):
-        starts = []
+        spans, bare = [], []
         for item in words(text):
             if isinstance(item, re.Match):
-                starts.append(item.start())
+                spans.append((item.start(), item.end()))
             elif isinstance(item, int | np.integer):
-                starts.append(int(item))
+                bare.append(int(item))
             else:
-                starts.append(int(item[0]))
+                spans.append((int(item[0]), int(item[1])))
+        bare.sort()
+        for k, s in enumerate(bare):
+            m = re.compile(r"\S*").match(text, s)
+            limit = bare[k + 1] if k + 1 < len(bare) else len(text)
+            spans.append((s, max(s + 1, min(m.end(), limit))))
     else:
-        raise TypeError(
-            "words must be a regex pattern, a callable returning word spans, or None; "
-            f"got {type(words).__name__}"
-        )
-    out = np.asarray(sorted(starts), dtype=np.int64)
-    if out.size and (out[0] < 0 or out[-1] > len(text)):
-        raise ValueError("word spans must lie inside the text (0 <= start <= len(text))")
+        raise TypeError("words must be a regex pattern, a callable returning word spans, or "
+                        f"None; got {type(words).__name__}")
+    out = np.asarray(sorted(spans), dtype=np.int64).reshape(-1, 2)
+    if out.size and (out[0, 0] < 0 or out[:, 1].max() > len(text)):
+        raise ValueError("word spans must lie inside the text (0 <= start <= end <= len(text))")
     return out
+
+
+def word_starts(text: str, words: WordSpec = None) -> np.ndarray:
+    """Character index where each word of ``text`` starts, ascending (the words of
+    :func:`word_spans`: one parser of ``words`` for the counts and the word tables)."""
+    return word_spans(text, words)[:, 0].copy()
 
 
 def partition_offsets(offsets: np.ndarray, text_length: int) -> np.ndarray:
