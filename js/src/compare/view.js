@@ -72,10 +72,11 @@ export class CompareView {
   }
 
   _listen() {
-    for (const t of ["models_data", "table", "status", "error", "pair", "surprisal_unit", "labels"]) this._on(`change:${t}`, () => this._load());
+    // one redraw per frame however many traits a kernel update changed
+    for (const t of ["models_data", "table", "status", "error", "pair", "surprisal_unit", "labels"]) this._on(`change:${t}`, () => this._schedule());
     this._on("change:text", () => {
       this.renderedText = null;
-      this._load();
+      this._schedule();
     });
     const setPair = () => {
       const a = Number(this.pickA.value);
@@ -95,6 +96,15 @@ export class CompareView {
     this.text.addEventListener("mouseleave", () => this.tooltip.hide());
     this.text.addEventListener("keydown", (ev) => this._onKey(ev));
     this.text.addEventListener("blur", () => this.tooltip.hide());
+  }
+
+  _schedule() {
+    if (this.raf) return;
+    const run = () => {
+      this.raf = 0;
+      this._load();
+    };
+    this.raf = typeof requestAnimationFrame === "function" ? requestAnimationFrame(run) : setTimeout(run, 0);
   }
 
   _setTrait(name, value) {
@@ -252,6 +262,7 @@ export class CompareView {
   }
 
   destroy() {
+    if (this.raf && typeof cancelAnimationFrame === "function") cancelAnimationFrame(this.raf);
     for (const [name, fn] of this.listeners) this.model.off(name, fn);
     this.listeners = [];
     this.tooltip.hide();
