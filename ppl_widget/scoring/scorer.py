@@ -399,13 +399,20 @@ def resolve_window(lm: LoadedModel, max_length: int | None, stride: int | None) 
 def stream(text: str, lm: Any = None, *, max_length: int | None = None, stride: int | None = None,
            prefix: str | None = "bos", add_eos: bool = False, top_k: int = 5,
            batch_size: int | str = "auto", words: WordSpec = None,
-           cancel: CancelFlag = None) -> Iterator[ScoreProgress]:
+           cancel: CancelFlag = None, reuse: ScoreResult | None = None,
+           ) -> Iterator[ScoreProgress]:
     """Score ``text`` window by window, yielding a ``ScoreProgress`` per batch.
 
     The last item has ``finished`` (or ``cancelled``) set and its ``result``
     equals ``score(...)`` with the same arguments.  ``cancel`` (an Event or a
     callable) is checked before every batch.  On an error a ``ScoringError``
     carries the partial result.
+
+    ``reuse``: a result of an earlier version of this text, scored by the same
+    model with the same settings (complete or partial).  The leading windows an
+    edit cannot change keep their results (the first item holds them); scoring
+    starts at the first window holding a changed token (scoring/incremental.py).
+    ``result.settings["reused_tokens"]`` says how many were kept.
     """
     lm = _as_loaded(lm)
     top_k = as_count("top_k", top_k, minimum=0, rule="a non-negative integer")
@@ -428,11 +435,18 @@ def stream(text: str, lm: Any = None, *, max_length: int | None = None, stride: 
         "device": str(lm.device), "dtype": str(lm.dtype).replace("torch.", ""),
         "words": str(words) if words is not None else r"\S+", "n_windows": len(windows),
     }
-    yield from _run(prep, windows, forward, lm, settings, batch_size, cancel)
+    kept = None
+    if reuse is not None:
+        from .incremental import plan_reuse
+
+        kept = plan_reuse(reuse, prep, windows, settings)
+        settings["reused_tokens"] = kept.tokens if kept is not None else 0
+    yield from _run(prep, windows, forward, lm, settings, batch_size, cancel, kept)
 
 
 def _run(prep: Prepared, windows: list[Window], forward: _Forward, lm: LoadedModel,
-         settings: dict, batch_size: int, cancel: CancelFlag) -> Iterator[ScoreProgress]:
+         settings: dict, batch_size: int, cancel: CancelFlag,
+         kept: Any = None) -> Iterator[ScoreProgress]:
     import torch
 
     total = len(prep.target_ids)
@@ -467,6 +481,19 @@ def _run(prep: Prepared, windows: list[Window], forward: _Forward, lm: LoadedMod
         return ScoringError(f"scoring failed after {done} of {total} tokens: "
                             f"{type(exc).__name__}: {exc}",
                             snapshot(len(parts), done, time.perf_counter() - t0)())
+
+    if kept is not None:  # the windows an edit left unchanged: their results, as one chunk
+        windows = windows[kept.windows:]
+        vocab.update(kept.vocab)
+        missing = [t for t in _ids_in([kept.arrays]).tolist() if t not in vocab]
+        vocab.update(_decode_each(lm.tokenizer, missing))
+        parts.append(kept.arrays)
+        done = kept.tokens
+        if done == total:
+            bow_end[0] = kept.bow_prob_end
+        yield ScoreProgress(start=0, chunk=kept.arrays, new_vocab=dict(vocab), done=done,
+                            total=total, elapsed_s=0.0, finished=done == total,
+                            _build=snapshot(1, done, 0.0))
 
     i = 0
     while i < len(windows) or in_flight:
@@ -589,7 +616,8 @@ def _as_loaded(lm: Any) -> LoadedModel:
 
 def score(text: str, lm: Any = None, *, max_length: int | None = None, stride: int | None = None,
           prefix: str | None = "bos", add_eos: bool = False, top_k: int = 5,
-          batch_size: int | str = "auto", words: WordSpec = None) -> ScoreResult:
+          batch_size: int | str = "auto", words: WordSpec = None,
+          reuse: ScoreResult | None = None) -> ScoreResult:
     """Score every token of ``text`` exactly once with strided sliding windows.
 
     ``lm``: anything ``load_model`` takes (default: the embedded SmolLM2).
@@ -599,8 +627,10 @@ def score(text: str, lm: Any = None, *, max_length: int | None = None, stride: i
     ``max_length - stride + 1`` positions of context when the text has them.
     ``prefix="bos"`` scores the first token after the BOS (else EOS) token;
     ``prefix=None`` leaves it unscored.  ``add_eos`` also scores an EOS token.
+    ``reuse``: the result of an earlier version of the text (see ``stream``).
     """
     progress = stream(text, lm, max_length=max_length, stride=stride, prefix=prefix,
-                      add_eos=add_eos, top_k=top_k, batch_size=batch_size, words=words)
+                      add_eos=add_eos, top_k=top_k, batch_size=batch_size, words=words,
+                      reuse=reuse)
     last = deque(progress, maxlen=1)  # stream always yields; the last item is complete
     return last[0].result

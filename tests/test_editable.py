@@ -1,0 +1,105 @@
+"""Re-scoring an edited text: only the windows an edit can change are scored again,
+and the result equals a full score() of the new text."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from ppl_widget import score, stream
+from ppl_widget.core.result import TOKEN_ARRAYS
+from ppl_widget.scoring.incremental import common_prefix
+
+BASE = ("The quick brown fox jumps over the lazy dog. Surprisal is minus the log probability "
+        "of a token given its context, and perplexity is its exponentiated mean. " * 3)
+
+EDITS = {
+    "append": lambda t: t + " And more.",
+    "append one char": lambda t: t + "x",
+    "delete last": lambda t: t[:-1],
+    "edit near end": lambda t: t[:-30] + "zebra" + t[-25:],
+    "insert middle": lambda t: t[:200] + " new words " + t[200:],
+    "delete middle": lambda t: t[:150] + t[170:],
+    "replace start": lambda t: "A" + t[1:],
+    "unchanged": lambda t: t,
+    "emoji near end": lambda t: t[:-10] + "🙂" + t[-10:],
+}
+SETTINGS = [dict(max_length=32, stride=16), dict(max_length=24, stride=24),
+            dict(max_length=32, stride=8, prefix=None), dict(max_length=32, stride=16,
+                                                             add_eos=True)]
+
+
+def assert_same(a, b) -> None:
+    for key in TOKEN_ARRAYS:
+        x, y = getattr(a, key), getattr(b, key)
+        if x.dtype.kind == "f":
+            np.testing.assert_allclose(x, y, rtol=1e-5, atol=1e-5, err_msg=key)
+        else:
+            np.testing.assert_array_equal(x, y, err_msg=key)
+    for key, value in b.metrics().items():
+        assert a.metrics()[key] == pytest.approx(value, rel=1e-6, nan_ok=True), key
+    assert a.bow_prob_end == pytest.approx(b.bow_prob_end, rel=1e-5, abs=1e-6, nan_ok=True)
+    assert not a.partial and a.vocab.keys() >= set(a.token_ids.tolist())
+
+
+@pytest.mark.parametrize("opts", SETTINGS, ids=lambda o: "-".join(f"{k}{v}" for k, v in o.items()))
+def test_incremental_equals_full_score(tiny_lm, opts):
+    old = score(BASE, tiny_lm, **opts)
+    for name, edit in EDITS.items():
+        new_text = edit(BASE)
+        full = score(new_text, tiny_lm, **opts)
+        inc = score(new_text, tiny_lm, reuse=old, **opts)
+        assert_same(inc, full)
+        reused = inc.settings["reused_tokens"]
+        assert 0 <= reused <= len(full.token_ids), name
+        if name == "unchanged":
+            assert reused == len(full.token_ids)
+        if name in ("append", "edit near end"):
+            assert 0 < reused < len(full.token_ids), name  # only the last windows again
+        if name == "replace start":
+            assert reused == 0
+
+
+def test_reused_windows_come_first_then_only_new_windows(tiny_gpt2):
+    old = score(BASE, tiny_gpt2, max_length=32, stride=16)
+    items = list(stream(BASE + " Appended.", tiny_gpt2, max_length=32, stride=16, reuse=old))
+    first = items[0]
+    reused = items[-1].result.settings["reused_tokens"]
+    assert first.start == 0 and first.done == reused == len(first.chunk["token_ids"])
+    assert first.elapsed_s == 0.0
+    new_windows = items[-1].result.settings["n_windows"]
+    assert len(items) - 1 < new_windows  # fewer batches than a full run (batch_size 1 on CPU)
+
+
+def test_partial_old_result_is_reused_up_to_what_it_scored(tiny_gpt2):
+    import threading
+
+    cancel = threading.Event()
+    items = []
+    for item in stream(BASE, tiny_gpt2, max_length=32, stride=16, batch_size=1, cancel=cancel):
+        items.append(item)
+        if len(items) == 3:
+            cancel.set()
+    partial = items[-1].result
+    assert partial.partial
+    new_text = BASE + " tail"
+    inc = score(new_text, tiny_gpt2, max_length=32, stride=16, reuse=partial)
+    assert_same(inc, score(new_text, tiny_gpt2, max_length=32, stride=16))
+    assert 0 < inc.settings["reused_tokens"] <= len(partial.token_ids)
+
+
+def test_other_settings_or_model_reuse_nothing(tiny_gpt2, tiny_llama):
+    old = score(BASE, tiny_gpt2, max_length=32, stride=16)
+    other = score(BASE + "!", tiny_gpt2, max_length=32, stride=8, reuse=old)
+    assert other.settings["reused_tokens"] == 0
+    assert_same(other, score(BASE + "!", tiny_gpt2, max_length=32, stride=8))
+    llama = score(BASE, tiny_llama, max_length=32, stride=16, reuse=old)
+    assert llama.settings["reused_tokens"] == 0
+
+
+def test_common_prefix():
+    assert common_prefix("abcdef", "abcxef") == 3
+    assert common_prefix("abc", "abc") == 3
+    assert common_prefix("abc", "abcd") == 3
+    assert common_prefix("", "x") == 0
+    assert common_prefix("x", "y") == 0
