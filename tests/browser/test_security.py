@@ -1,6 +1,10 @@
 """Security battery (issue 11, item 6): script-injection payload families through the
 widget's text, its tooltips (hover and keyboard focus), the model name and the error
-box, in one JupyterLab session; and through the static HTML export in Chromium.
+box, in one JupyterLab session; the same widgets again after the notebook is saved with
+its widget state, the kernel shut down and the page reloaded (the widgets rebuilt from the
+saved state alone); and through the static HTML export (``result.to_html()``,
+``widget.to_html()``) and an nbclient-executed notebook converted by nbconvert, both
+opened in Chromium with every non-file request aborted.
 
 Each asserts: no dialog, no global set by a payload, no element created from the
 input, and the displayed text equal to the input.
@@ -8,11 +12,14 @@ input, and the displayed text equal to the input.
 
 from __future__ import annotations
 
+import dataclasses
 import json
+import time
 
+import nbformat
 import pytest
 
-from .conftest import ARTIFACTS
+from .conftest import ARTIFACTS, ROOT
 from .test_jupyterlab import (
     WIDGET,
     open_notebook,
@@ -103,23 +110,16 @@ def battery(lab, browser):
     context.close()
 
 
-def _widget(page, index: int) -> str:
-    return f":nth-match({WIDGET}, {index + 1})"
-
-
-@pytest.mark.parametrize("index, family", list(enumerate(PAYLOADS)))
-def test_payload_is_inert_text_in_text_tooltips_and_model_name(battery, index, family):
-    page, counts = battery
-    payload = PAYLOADS[family]
-    root = page.locator(WIDGET).nth(index)
+def check_widget(page, root, payload: str, n_tokens: int, name: str) -> None:
+    """One widget showing ``payload``: text equal to it, tooltips by hover (first and last
+    token) and keyboard focus, the model name as text, nothing created or run."""
     root.scroll_into_view_if_needed()
     # the text: equal to the input, one span per scored token
     shown = root.locator(".pplw-main").inner_text().replace("\u00a0", " ")
     assert payload in shown, shown
-    assert root.locator(".pplw-tok").count() == counts[family]
-    # tooltips by hover, then by keyboard focus, on the first and last tokens
+    assert root.locator(".pplw-tok").count() == n_tokens
     tip = root.locator(".pplw-tooltip")
-    for i in (0, counts[family] - 1):
+    for i in (0, n_tokens - 1):
         root.locator(f".pplw-tok[data-i='{i}']").hover()
         tip.wait_for(state="visible")
     page.mouse.move(0, 0)
@@ -129,11 +129,18 @@ def test_payload_is_inert_text_in_text_tooltips_and_model_name(battery, index, f
     tip.wait_for(state="visible")
     # the model name (first 80 characters of the payload) shown as text in the panel
     assert payload[:80] in root.inner_text().replace("\u00a0", " ")
-    shot(page, f"security-{family}")
+    shot(page, name)
     _no_effect(page, WIDGET)
     # the page around the widget is untouched (style injection would hide or redden it)
     assert page.evaluate("() => getComputedStyle(document.body).display") != "none"
     assert page.locator("#inj-style, #inj-div, #inj-form, #inj-a").count() == 0
+
+
+@pytest.mark.parametrize("index, family", list(enumerate(PAYLOADS)))
+def test_payload_is_inert_text_in_text_tooltips_and_model_name(battery, index, family):
+    page, counts = battery
+    check_widget(page, page.locator(WIDGET).nth(index), PAYLOADS[family], counts[family],
+                 f"security-{family}")
 
 
 def test_error_message_is_inert_text(battery):
@@ -146,22 +153,143 @@ def test_error_message_is_inert_text(battery):
     _no_effect(page, WIDGET)
 
 
-def test_static_export_keeps_payloads_inert(tmp_path, browser, tiny_gpt2):
-    """result.to_html(): a file opened straight in Chromium, no server."""
-    from ppl_widget import score
+SAVE_STATE = "@jupyter-widgets/jupyterlab-manager:saveWidgetState"
+
+
+def _set_save_state(page, on: bool) -> None:
+    """JupyterLab's "Save Widget State Automatically" (off by default)."""
+    page.evaluate("""async ([id, on]) => { const c = window.jupyterapp.commands;
+        if (c.isToggled(id) !== on) await c.execute(id); }""", [SAVE_STATE, on])
+    page.wait_for_function("([id, on]) => window.jupyterapp.commands.isToggled(id) === on",
+                           arg=[SAVE_STATE, on], timeout=10_000)
+
+
+def test_reload_from_saved_widget_state_keeps_payloads_inert(battery, lab):
+    """Saved with widget state, kernel shut down, page reloaded: every widget is rebuilt
+    from the notebook's saved state alone, and every payload is still inert text."""
+    page, counts = battery
+    _, _, notebooks = lab
+    path = notebooks / "security.ipynb"
+    _set_save_state(page, True)
+    try:
+        page.evaluate("() => window.jupyterapp.commands.execute('docmanager:save')")
+        deadline = time.time() + 30
+        while "application/vnd.jupyter.widget-state+json" not in path.read_text():
+            assert time.time() < deadline, "the saved notebook holds no widget state"
+            time.sleep(0.25)
+        saved = json.loads(path.read_text())["metadata"]["widgets"][
+            "application/vnd.jupyter.widget-state+json"]["state"]
+        assert sum(m["model_name"] == "AnyModel" for m in saved.values()) == len(PAYLOADS) + 1
+        page.evaluate("() => window.jupyterapp.shell.currentWidget.sessionContext.shutdown()")
+        page.wait_for_timeout(1000)
+        page.reload()
+        page.wait_for_function(
+            f"n => document.querySelectorAll('{WIDGET} .pplw-status-done').length >= n",
+            arg=len(PAYLOADS) + 1, timeout=60_000)
+        # the widget views (not the static text/html fallback) drew them, with no kernel
+        # that ever held these widgets
+        assert page.locator(".pplw-static").count() == 0
+        for index, (family, payload) in enumerate(PAYLOADS.items()):
+            check_widget(page, page.locator(WIDGET).nth(index), payload, counts[family],
+                         f"security-reload-{family}")
+        box = page.locator(f"{WIDGET} .pplw-error:not([hidden])")
+        assert box.inner_text() == PAYLOADS["event_handler"] + PAYLOADS["svg_mathml"]
+        _no_effect(page, WIDGET)
+    finally:
+        _set_save_state(page, False)
+
+
+@pytest.fixture
+def offline(browser):
+    """A page whose every request other than file: is aborted and recorded."""
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    attempted: list[str] = []
+
+    def route(r):
+        if r.request.url.startswith("file:"):
+            r.continue_()
+        else:
+            attempted.append(r.request.url)
+            r.abort()
+
+    context.route("**/*", route)
+    pg = context.new_page()
+    pg.dialogs, pg.attempted = [], attempted
+    pg.on("dialog", lambda d: (pg.dialogs.append(d.message), d.dismiss()))
+    yield pg
+    context.close()
+
+
+def test_static_export_keeps_payloads_inert(tmp_path, offline, tiny_gpt2):
+    """``widget.to_html()`` and ``result.to_html()``: files opened offline in Chromium."""
+    from ppl_widget import PerplexityWidget
 
     for family, payload in PAYLOADS.items():
-        res = score(payload, tiny_gpt2, max_length=32, stride=16)
-        path = tmp_path / f"{family}.html"
-        res.to_html(str(path))
-        context = browser.new_context()
-        page = context.new_page()
-        page.dialogs = []
-        page.on("dialog", lambda d, p=page: (p.dialogs.append(d.message), d.dismiss()))
-        page.goto(path.as_uri())
-        page.wait_for_selector(f"{WIDGET} .pplw-tok", timeout=30_000)
-        shown = page.locator(f"{WIDGET} .pplw-main").inner_text().replace("\u00a0", " ")
-        assert payload in shown, family
-        page.locator(f"{WIDGET} .pplw-tok").first.hover()
-        _no_effect(page, WIDGET)
-        context.close()
+        lm = dataclasses.replace(tiny_gpt2, name=payload[:80])
+        w = PerplexityWidget(payload, lm, max_length=32, stride=16)
+        res = w.wait()
+        for kind, export in (("widget", w.to_html), ("result", res.to_html)):
+            path = tmp_path / f"{kind}-{family}.html"
+            export(str(path))
+            offline.goto(path.as_uri())
+            root = offline.locator(WIDGET)
+            root.locator(".pplw-tok").first.wait_for(timeout=30_000)
+            check_widget(offline, root, payload, len(res), f"security-export-{kind}-{family}")
+    w = PerplexityWidget("ok", tiny_gpt2, max_length=32, stride=16)
+    w.wait()
+    w.error = PAYLOADS["event_handler"] + PAYLOADS["svg_mathml"]
+    path = tmp_path / "widget-error.html"
+    w.to_html(str(path))
+    offline.goto(path.as_uri())
+    box = offline.locator(f"{WIDGET} .pplw-error:not([hidden])")
+    box.wait_for(state="visible", timeout=30_000)
+    assert box.inner_text() == w.error
+    _no_effect(offline, WIDGET)
+    assert offline.attempted == []
+
+
+NBCONVERT_CELLS = [
+    f"import sys\nsys.path[:0] = [{str(ROOT / 'tests')!r}, {str(ROOT)!r}]\n"
+    "import dataclasses, json, time\nfrom conftest import _tiny\n"
+    "from ppl_widget import PerplexityWidget\nlm = _tiny('gpt2')",
+    "payloads = json.loads({payloads!r})\nws = []\n"
+    "for text in payloads.values():\n"
+    "    ws.append(PerplexityWidget(text, dataclasses.replace(lm, name=text[:80]),"
+    " max_length=32, stride=16))\n"
+    "    display(ws[-1])\n"
+    "ws.append(PerplexityWidget('ok', lm, max_length=32, stride=16))\ndisplay(ws[-1])",
+    "for w in ws:\n    w.wait()\n"
+    "ws[-1].error = payloads['event_handler'] + payloads['svg_mathml']\n"
+    "ws[-1].status = 'cancelled'  # a terminal status change: the output is redrawn\n"
+    "time.sleep(1)  # the display updates are on their way\n"
+    "print(json.dumps([len(w.result) for w in ws]))",
+]
+
+
+def test_nbconvert_html_keeps_payloads_inert(tmp_path, offline):
+    """A notebook run by nbclient, converted by nbconvert, opened offline: the widgets'
+    text/html outputs show every payload as text."""
+    from nbclient import NotebookClient
+    from nbconvert import HTMLExporter
+
+    nb = nbformat.v4.new_notebook()
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
+                                 "language": "python"}
+    cells = [c.replace("{payloads!r}", repr(json.dumps(PAYLOADS))) for c in NBCONVERT_CELLS]
+    nb.cells = [nbformat.v4.new_code_cell(c) for c in cells]
+    NotebookClient(nb, timeout=600, kernel_name="python3", store_widget_state=False,
+                   resources={"metadata": {"path": str(tmp_path)}}).execute()
+    counts = json.loads("".join(o.get("text", "") for o in nb.cells[2].outputs))
+    body, _ = HTMLExporter().from_notebook_node(nb)
+    path = tmp_path / "security-nbconvert.html"
+    path.write_text(body, encoding="utf-8")
+    offline.goto(path.as_uri())
+    roots = offline.locator(f".pplw-static {WIDGET}")
+    roots.nth(len(PAYLOADS)).wait_for(timeout=30_000)
+    assert roots.count() == len(PAYLOADS) + 1
+    for index, (family, payload) in enumerate(PAYLOADS.items()):
+        check_widget(offline, roots.nth(index), payload, counts[index],
+                     f"security-nbconvert-{family}")
+    box = roots.nth(len(PAYLOADS)).locator(".pplw-error:not([hidden])")
+    assert box.inner_text() == PAYLOADS["event_handler"] + PAYLOADS["svg_mathml"]
+    _no_effect(offline, WIDGET)
