@@ -103,3 +103,21 @@ def test_common_prefix():
     assert common_prefix("abc", "abcd") == 3
     assert common_prefix("", "x") == 0
     assert common_prefix("x", "y") == 0
+
+
+def test_widget_rescores_an_edit_from_the_first_changed_window(tiny_gpt2):
+    from ppl_widget.views.widget import PerplexityWidget
+
+    w = PerplexityWidget(BASE, tiny_gpt2, max_length=32, stride=16, editable=True)
+    w.wait()
+    assert w.editable and w.result.settings.get("reused_tokens") is None  # a first run
+    new_text = BASE + " Typed at the end."
+    w.text = new_text  # what the front end's text box does after the debounce
+    res = w.wait()
+    assert_same(res, score(new_text, tiny_gpt2, max_length=32, stride=16))
+    reused = res.settings["reused_tokens"]
+    assert 0 < reused < len(res.token_ids)
+    assert w.settings["reused_tokens"] == reused  # the view's note reads it
+    assert w.result_data["count"] == len(res.token_ids)
+    w.rescore()  # an explicit re-score scores everything again
+    assert w.wait().settings.get("reused_tokens") is None

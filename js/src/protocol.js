@@ -53,6 +53,7 @@ export const TRAIT_SHOW_BOUNDARIES = "show_boundaries"; // optional
 export const TRAIT_LEVEL = "level"; // optional: token | word | sentence
 export const TRAIT_SURPRISAL_UNIT = "surprisal_unit"; // optional: bits | nats
 export const TRAIT_BOW = "bow_correction"; // optional: word tooltips show the corrected value
+export const TRAIT_EDITABLE = "editable"; // optional: a text box above the view re-scores as you type
 
 export const STATUS_IDLE = "idle";
 export const STATUS_LOADING = "loading"; // the model is being loaded

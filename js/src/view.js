@@ -2,6 +2,7 @@
 
 import { MODES, NBINS, palette, rgbCss, tokenBin, UNIT_MODES, unitBin } from "./colors.js";
 import { decodeChunk, decodeResult, decodeUnitSpans } from "./decode.js";
+import { TextEditor } from "./editor.js";
 import { UnitStats } from "./levels.js";
 import { h, setText } from "./dom.js";
 import { rangeMetrics, storeMetrics, tokensInRange } from "./metrics.js";
@@ -19,6 +20,7 @@ import {
   SURPRISAL_UNITS,
   TRAIT_BOW,
   TRAIT_COLOR_MODE,
+  TRAIT_EDITABLE,
   TRAIT_LEVEL,
   TRAIT_SURPRISAL_UNIT,
   TRAIT_ERROR,
@@ -96,6 +98,7 @@ export class PplView {
     this._buildDom();
     this._applyTheme();
     this._listen();
+    this._syncEditor();
     this._syncControls();
 
     const status = model.get(TRAIT_STATUS);
@@ -131,7 +134,12 @@ export class PplView {
     this.settings = new SettingsPanel((v) => this._applySettings(v));
     const panel = h("aside", { class: "pplw-panel" }, this.metrics.el, this.selPanel.el, this.settings.el);
     const main = h("div", { class: "pplw-main" }, h("div", { class: "pplw-textcol" }, this.scroller), panel);
-    root.append(this.toolbar.el, this.progress.el, this.errorBox, main);
+    // editable mode: the text box sets the text trait; the kernel re-scores what changed
+    this.editor = new TextEditor((t) => {
+      this.model.set(TRAIT_TEXT, t);
+      this.model.save_changes();
+    });
+    root.append(this.toolbar.el, this.editor.el, this.progress.el, this.errorBox, main);
     this.tooltip = new Tooltip(root);
     this.tooltip.el.id = `pplw-tt-${this.id}`;
     this.el.appendChild(root);
@@ -166,6 +174,7 @@ export class PplView {
 
   _listen() {
     this._on("msg:custom", (content, buffers) => this._onMessage(content, buffers));
+    for (const t of [TRAIT_EDITABLE, TRAIT_TEXT, TRAIT_SETTINGS]) this._on(`change:${t}`, () => this._syncEditor());
     this._on(`change:${TRAIT_TEXT}`, () => {
       this.store.invalidate();
       this.selection = null;
@@ -247,7 +256,14 @@ export class PplView {
     this.themeObserver.observe(document.body, { attributes: true, attributeFilter: ["data-jp-theme-light", "class"] });
   }
 
+  _syncEditor() {
+    const st = this.model.get(TRAIT_SETTINGS);
+    this.editor.sync(this.model.get(TRAIT_EDITABLE) === true, this.model.get(TRAIT_TEXT) || "");
+    this.editor.setNote(TextEditor.rescoredNote(st, st && st.total_tokens));
+  }
+
   destroy() {
+    this.editor.destroy();
     for (const [name, fn] of this.listeners) this.model.off(name, fn);
     this.listeners = [];
     document.removeEventListener("selectionchange", this.onSelection);

@@ -89,12 +89,13 @@ class PerplexityWidget(anywidget.AnyWidget):
     level = traitlets.Enum(("token", "word", "sentence"), "token").tag(sync=True)
     surprisal_unit = traitlets.Enum(("bits", "nats"), "bits").tag(sync=True)
     bow_correction = traitlets.Bool(False).tag(sync=True)  # word tooltips: corrected value
+    editable = traitlets.Bool(False).tag(sync=True)  # a text box that re-scores as you type
 
     def __init__(self, text: str, model: Any = None, *, max_length: int | None = None,
                  stride: int | None = None, prefix: str | None = "bos", add_eos: bool = False,
                  top_k: int = 5, batch_size: int | str = "auto", words: WordSpec = None,
                  sentences: Any = None, unigram: Any = None, ci: float | None = None,
-                 autostart: bool = True, **kwargs: Any) -> None:
+                 editable: bool = False, autostart: bool = True, **kwargs: Any) -> None:
         if not isinstance(text, str):
             raise TypeError(f"text must be a str, got {type(text).__name__}")
         # set before the traits: their validators check against the model's context length
@@ -111,7 +112,7 @@ class PerplexityWidget(anywidget.AnyWidget):
         self._unigram: Any = None
         self._next: tuple | None = None  # (levels, unigram) of the run being started
         super().__init__(text=text, max_length=max_length, stride=stride, prefix=prefix,
-                         **kwargs)
+                         editable=editable, **kwargs)
         self._units: TextUnits | None = None  # UTF-16 offsets of the text being scored
         self._lock = threading.RLock()
         self._cancel = threading.Event()
@@ -130,7 +131,8 @@ class PerplexityWidget(anywidget.AnyWidget):
         self._collecting_control_edits = self._controls_edited = False
         self.on_msg(self._on_front_end_message)
         self.observe(self._on_setting_change, names=["max_length", "stride", "prefix"])
-        self.observe(lambda _change: self.start(), names=["text"])  # a new text is scored anew
+        self._edited = False  # the text changed: the next run reuses the unchanged windows
+        self.observe(self._on_text_change, names=["text"])
         if autostart:
             self.start()
 
@@ -154,12 +156,15 @@ class PerplexityWidget(anywidget.AnyWidget):
         self.cancel()
         self.wait(raise_error=False)
         with self._lock:
+            # an edited text keeps the windows before the edit (scoring/incremental.py)
+            reuse, self._edited = (self.result if self._edited else None), False
             self._run_id += 1
             self._cancel = threading.Event()
             self._fresh = True  # no tokens of this run yet
             self.exception = None
             self.error = ""
-            self._thread = threading.Thread(target=self._run, args=(self._run_id, self._cancel),
+            self._thread = threading.Thread(target=self._run,
+                                            args=(self._run_id, self._cancel, reuse),
                                             name="ppl-widget-scorer", daemon=True)
             self._thread.start()
 
@@ -244,7 +249,12 @@ class PerplexityWidget(anywidget.AnyWidget):
         if self._is_current(run_id):
             self.send({**content, "run_id": run_id}, buffers)
 
-    def _run(self, run_id: int, cancel: threading.Event) -> None:
+    def _on_text_change(self, _change: dict) -> None:
+        self._edited = True
+        self.start()
+
+    def _run(self, run_id: int, cancel: threading.Event, reuse: ScoreResult | None = None,
+             ) -> None:
         try:
             if self._lm is None:
                 self.status = "loading"
@@ -261,7 +271,7 @@ class PerplexityWidget(anywidget.AnyWidget):
                                         sentences=self._sentences), unigram)
             progress = stream(self.text, lm, max_length=self.max_length, stride=self.stride,
                               prefix="bos" if self.prefix == "bos" else None, cancel=cancel,
-                              **self._options)
+                              reuse=reuse, **self._options)
             for item in progress:
                 if not self._is_current(run_id):
                     return

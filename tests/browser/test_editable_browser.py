@@ -1,0 +1,61 @@
+"""Editable mode in JupyterLab (Chromium): typing in the widget's text box re-scores
+only the windows after the edit, and the page ends equal to the kernel's result."""
+
+from __future__ import annotations
+
+import pytest
+
+from .test_jupyterlab import (
+    DUMP_CELL,
+    WIDGET,
+    open_notebook,
+    panel_values,
+    run_cell,
+    shot,
+    wait_for_json,
+    write_notebook,
+)
+
+pytestmark = pytest.mark.browser
+
+TEXT = ("Perplexity measures how surprised a model is by a text. " * 6).strip()
+TYPED = ' And <img src=x onerror="alert(1)"> stays text.'
+
+
+def test_typing_rescores_the_changed_windows(lab, page):
+    _, _, notebooks = lab
+    dump = DUMP_CELL.format(name="w", out="edited.json").replace(
+        '"total_tokens": _r.total_tokens}',
+        '"total_tokens": _r.total_tokens, "text": w.text,\n'
+        '           "reused": _r.settings.get("reused_tokens")}')
+    name = write_notebook(notebooks, "editable.ipynb", [
+        "from ppl_widget import PerplexityWidget\n"
+        f"w = PerplexityWidget({TEXT!r}, max_length=32, stride=16, editable=True)\nw",
+        dump,
+    ])
+    open_notebook(page, lab, name)
+    run_cell(page, 0)
+    page.wait_for_selector(f"{WIDGET} .pplw-status-done", timeout=120_000)
+    box = page.locator(f"{WIDGET} .pplw-editor")
+    assert box.input_value() == TEXT
+    box.click()
+    box.press("End")
+    box.type(TYPED, delay=15)  # a person typing: one re-score after the pause
+    page.wait_for_function(
+        "() => /tokens scored again/.test(document.querySelector('.pplw-editor-note').textContent)"
+        " && document.querySelector('.pplw-status-done')", timeout=120_000)
+    shot(page, "editable-typed")
+    run_cell(page, 1)
+    data = wait_for_json(notebooks / "edited.json")
+    assert data["text"] == TEXT + TYPED
+    assert 0 < data["reused"] < data["n_tokens"]
+    note = page.locator(f"{WIDGET} .pplw-editor-note").inner_text()
+    assert f"{data['n_tokens'] - data['reused']:,} of {data['n_tokens']:,} tokens" in note
+    assert page.locator(f"{WIDGET} .pplw-tok").count() == data["n_tokens"]
+    m = data["metrics"]
+    assert panel_values(page) == [repr(m[k]) for k in ("token_ppl", "word_ppl", "char_ppl",
+                                                       "byte_ppl")]
+    assert page.dialogs == []
+    assert page.locator(f"{WIDGET} .pplw-main img").count() == 0
+    page.locator(WIDGET).screenshot(path=str(__import__("pathlib").Path("test-artifacts")
+                                             / "editable.png"))
