@@ -38,3 +38,18 @@ def test_bench_gpu_smoke_prints_its_tables(tmp_path):
             assert all(r["tokens_per_s"] > 0 for r in run["rows"].values())
         # both strides; lm-eval's rolling windows only where stride == max_length
         assert {len(r["rows"]) for r in model["runs"].values()} == {3, 4}
+
+
+def test_bench_editable_smoke_counts_the_tokens_scored_again():
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "PYTHONPATH": str(ROOT)}
+    proc = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "bench_editable.py"),
+                           "--smoke"], capture_output=True, text=True, timeout=600, env=env,
+                          cwd=ROOT)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    import re
+
+    rows = re.findall(r"^\s*(end|\d+% in)\s+([\d,]+)\s+([\d,]+)\s+(\d+)%", proc.stdout, re.M)
+    share = {place: int(pct) for place, _again, _of, pct in rows}
+    assert len(share) == 6, proc.stdout
+    # a keystroke at the end scores only the last window again, at the start everything
+    assert share["end"] < share["50% in"] < share["0% in"] == 100, proc.stdout
