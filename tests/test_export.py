@@ -39,7 +39,8 @@ def _arrays(payload: dict) -> dict[str, np.ndarray]:
         if buf["path"][1] in dtypes:  # per-token fields (word spans etc. are per unit)
             out[buf["path"][1]] = np.frombuffer(base64.b64decode(buf["data"]),
                                                 dtype=dtypes[buf["path"][1]])
-    assert set(out) == set(dtypes)
+    # only OPTIONAL_FIELDS holding nothing but their absent value are left out
+    assert set(dtypes) - set(out) <= set(P.OPTIONAL_FIELDS)
     return out
 
 
@@ -213,3 +214,26 @@ def test_ten_thousand_tokens_stay_a_reasonable_size():
     binary = sum(4 * (5 if per == 0 else per) for _name, _dtype, per in P.CHUNK_FIELDS)
     assert per_token < binary * 4 / 3 + 40
     assert size < 2_000_000
+
+
+def test_result_data_leaves_out_only_all_absent_optional_fields():
+    """Columns of -1 / NaN (no unigram=, sentences off, no b(i)) are not in result_data;
+    a column with any real value is, byte for byte."""
+    from ppl_widget.core.text_units import TextUnits
+    from ppl_widget.views.widget import encode_chunk, result_buffers
+
+    text = "ab cd"
+    n = 3
+    data = {"token_ids": np.arange(n), "offsets": np.array([[0, 2], [2, 3], [3, 5]]),
+            "surprisal": np.ones(n), "entropy": np.ones(n), "rank": np.ones(n, int),
+            "context_length": np.ones(n, int), "units": np.ones((n, 3), int),
+            "topk_ids": np.zeros((n, 2), int), "topk_probs": np.zeros((n, 2)),
+            "word": np.array([0, -1, 1]), "sentence": np.full(n, -1),
+            "bow_prob": np.array([np.nan, 0.5, np.nan]), "context_gain": np.full(n, np.nan)}
+    units = TextUnits.of(text)
+    out = result_buffers(data, units)
+    assert set(P.OPTIONAL_FIELDS) - set(out) == {"sentence", "context_gain"}
+    full = dict(zip([f[0] for f in P.CHUNK_FIELDS], encode_chunk(data, units), strict=True))
+    assert out == {k: v for k, v in full.items() if k in out}
+    data.pop("bow_prob")  # a chunk without b(i) at all
+    assert "bow_prob" not in result_buffers(data, units)

@@ -7,7 +7,7 @@
 // copied.  The data is little-endian; a big-endian host gets a copy read
 // through DataView getters.
 
-import { CHUNK_FIELDS, UNIT_SPAN_FIELDS } from "./protocol.js";
+import { CHUNK_FIELDS, OPTIONAL_FIELDS, UNIT_SPAN_FIELDS } from "./protocol.js";
 
 const HOST_LITTLE_ENDIAN = new Uint8Array(new Uint32Array([1]).buffer)[0] === 1;
 
@@ -127,7 +127,12 @@ export function decodeResult(rd) {
   for (const [name, dtype, per] of CHUNK_FIELDS) {
     const n = expectedLength(per, count, topK);
     const buf = rd[name];
-    fields[name] = buf == null && n === 0 ? new KINDS[dtype].Ctor(0) : toTypedArray(buf, dtype, n);
+    if (buf == null && (n === 0 || name in OPTIONAL_FIELDS)) {
+      // left out: every token has the field's absent value (-1 or NaN)
+      fields[name] = new KINDS[dtype].Ctor(n).fill(n === 0 ? 0 : OPTIONAL_FIELDS[name]);
+      continue;
+    }
+    fields[name] = toTypedArray(buf, dtype, n);
   }
   return {
     start: 0,

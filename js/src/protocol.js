@@ -30,6 +30,10 @@ export const CHUNK_FIELDS = Object.freeze([
 ]);
 
 // Unit spans (UTF-16), the reset message's buffers in this order; result_data keys.
+// Per-token fields result_data leaves out when every token has this "absent" value
+// (chunk messages always carry them); decode.decodeResult fills them back in.
+export const OPTIONAL_FIELDS = Object.freeze({ word: -1, sentence: -1, bow_prob: NaN, context_gain: NaN });
+
 export const UNIT_SPAN_FIELDS = Object.freeze(["word_start16", "word_end16", "sentence_start16", "sentence_end16"]);
 export const LEVELS = Object.freeze(["token", "word", "sentence"]);
 export const SURPRISAL_UNITS = Object.freeze(["bits", "nats"]);

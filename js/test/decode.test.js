@@ -107,3 +107,16 @@ test("decodeResult reads result_data and tolerates null", () => {
   const empty = decodeResult({ count: 0, top_k: 5, run_id: 1 });
   assert.equal(empty.fields.token_ids.length, 0);
 });
+
+test("decodeResult fills optional fields result_data left out with their absent value", () => {
+  const { views } = chunkBuffers(4, 1);
+  const rd = { count: 4, top_k: 1, run_id: 1 };
+  CHUNK_FIELDS.forEach(([name], k) => {
+    if (!["sentence", "context_gain"].includes(name)) rd[name] = views[k];
+  });
+  const r = decodeResult(rd);
+  assert.deepEqual(Array.from(r.fields.sentence), [-1, -1, -1, -1]);
+  assert.ok(Array.from(r.fields.context_gain).every(Number.isNaN));
+  delete rd.surprisal; // a required field is still required
+  assert.throws(() => decodeResult(rd));
+});

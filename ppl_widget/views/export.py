@@ -114,7 +114,7 @@ def _view_traits() -> dict[str, Any]:
 
 def result_data(result: ScoreResult, run_id: int = 1) -> dict[str, Any]:
     """``result``'s arrays as the widget's ``result_data`` trait (UTF-16 offsets, bytes)."""
-    from .widget import encode_chunk
+    from .widget import result_buffers
 
     top_k = int(result.topk_ids.shape[1]) if result.topk_ids.ndim == 2 else 0
     ids = set(result.token_ids.tolist()) | set(result.topk_ids.ravel().tolist())
@@ -131,9 +131,7 @@ def result_data(result: ScoreResult, run_id: int = 1) -> dict[str, Any]:
     units = TextUnits.of(result.text)
     levels = _levels(result, units)
     arrays.update(levels.owners(result.offsets, result.is_eos), bow_prob=result.bow_prob)
-    buffers = encode_chunk(arrays, units)
-    for (name, _dtype, _per), buf in zip(P.CHUNK_FIELDS, buffers, strict=True):
-        payload[name] = buf
+    payload.update(result_buffers(arrays, units))
     # the word and sentence levels, as the widget's own result_data has them
     payload.update(zip(P.UNIT_SPAN_FIELDS, levels.buffers(), strict=True))
     payload.update(levels=levels.counts(), level_notes=levels.notes,

@@ -29,12 +29,12 @@ Front end -> kernel:
 ``cancel`` stop the running scoring within one batch.
 ``replay`` a view attached mid-run: send everything scored so far again.
 
-When a run ends, the same arrays (whole, in a dict of the same field names
-plus ``count``, ``top_k``, ``vocab``, ``levels``, ``level_notes``, the unit
-spans, ``bow_prob_end`` and, when the scorer gave b(i), ``word_corrected``: the
-BOW-corrected surprisal of each word, float32 nats) are put in the synced trait
-``result_data``, so later views, page reloads and saved widget state show the
-complete result without the kernel.
+When a run ends, the same arrays (whole, in a dict of the same field names, less the
+``OPTIONAL_FIELDS`` that hold only their absent value, plus ``count``, ``top_k``,
+``vocab``, ``levels``, ``level_notes``, the unit spans, ``bow_prob_end`` and, when
+the scorer gave b(i), ``word_corrected``: the BOW-corrected surprisal of each word,
+float32 nats) are put in the synced trait ``result_data``, so later views, page
+reloads and saved widget state show the complete result without the kernel.
 """
 
 from __future__ import annotations
@@ -68,6 +68,16 @@ CHUNK_FIELDS: Final[tuple[tuple[str, str, int], ...]] = (
     ("bow_prob", "<f4", 1),  # b(i): next token begins a word (NaN: not computed)
     ("context_gain", "<f4", 1),  # nats, log P(w|ctx) - log P_uni(w); NaN without unigram=
 )
+
+# Per-token fields left out of ``result_data`` (never out of a chunk message) when every
+# token has this "absent" value: sentences off, no ``unigram=``, a model kind without b(i).
+# The front end fills them back in; a saved notebook does not hold columns of -1 and NaN.
+OPTIONAL_FIELDS: Final[dict[str, float]] = {
+    "word": -1,
+    "sentence": -1,
+    "bow_prob": float("nan"),
+    "context_gain": float("nan"),
+}
 
 # Unit spans (UTF-16 offsets into ``text``), sent once per run as the ``reset``
 # message's buffers in this order, and kept under these names in ``result_data``.

@@ -61,6 +61,22 @@ def encode_chunk(chunk: dict[str, np.ndarray], units: TextUnits) -> list[bytes]:
     return buffers
 
 
+def result_buffers(data: dict[str, np.ndarray], units: TextUnits) -> dict[str, bytes]:
+    """The whole result's arrays for ``result_data``: field name -> little-endian bytes,
+    less the ``protocol.OPTIONAL_FIELDS`` whose every value is the absent one (the front
+    end fills those in; no column of -1 or NaN in a saved notebook)."""
+    out = {}
+    for (name, _dtype, _per), buf in zip(P.CHUNK_FIELDS, encode_chunk(data, units),
+                                         strict=True):
+        if name in P.OPTIONAL_FIELDS:
+            absent, values = P.OPTIONAL_FIELDS[name], data.get(name)
+            if values is None or (np.all(np.isnan(values)) if math.isnan(absent)
+                                  else np.all(np.asarray(values) == absent)):
+                continue
+        out[name] = buf
+    return out
+
+
 class PerplexityWidget(anywidget.AnyWidget):
     """Score ``text`` with a causal LM and show every token coloured by surprisal.
 
@@ -365,9 +381,7 @@ class PerplexityWidget(anywidget.AnyWidget):
                                        "partial": partial, "metrics": metrics}
             if data is not None:
                 payload["count"] = len(data["token_ids"])
-                for (name, _dtype, _n), buf in zip(P.CHUNK_FIELDS,
-                                                   encode_chunk(data, self._units), strict=True):
-                    payload[name] = buf
+                payload.update(result_buffers(data, self._units))
             payload.update(zip(P.UNIT_SPAN_FIELDS, self._levels.buffers(), strict=True))
             payload.update(levels=self._levels.counts(), level_notes=self._levels.notes,
                            bow_prob_end=_json_safe({"b": float(getattr(res, "bow_prob_end",
