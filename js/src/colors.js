@@ -216,11 +216,12 @@ export function rampRgb(theme, t) {
 
 export const rgbCss = ([r, g, b]) => `rgb(${r}, ${g}, ${b})`;
 
-/** The NBINS colours of a theme: [{bg, fg}] as [r, g, b]; bin k sits at t = k/(NBINS-1). */
-export function palette(theme) {
+/** The `bins` colours of a ramp (a theme, or another RAMPS key): [{bg, fg}] as [r, g, b];
+ * bin k sits at t = k/(bins-1). */
+export function palette(theme, bins = NBINS) {
   const out = [];
-  for (let k = 0; k < NBINS; k++) {
-    const bg = rampRgb(theme, k / (NBINS - 1));
+  for (let k = 0; k < bins; k++) {
+    const bg = rampRgb(theme, k / (bins - 1));
     out.push({ bg, fg: textColorFor(bg) });
   }
   return out;
