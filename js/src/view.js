@@ -235,7 +235,20 @@ export class PplView {
     sc.addEventListener("focusout", this.onFocusOut);
     sc.addEventListener("keydown", this.onKeyDown);
     this.onScroll = () => {
-      if (this.tooltip.index >= 0) this._hideTip();
+      if (this.tooltip.index < 0) return;
+      // A token the keyboard focused keeps its tooltip while it is in view: the view's own
+      // scrollIntoView (End, Home, an arrow past the edge) fires this scroll after focusin
+      // showed it.  A hovered token's tooltip goes.
+      const f = this.tipSpan;
+      if (this.hoverIndex < 0 && f && f === document.activeElement) {
+        const r = f.getBoundingClientRect();
+        const v = this.scroller.getBoundingClientRect();
+        if (r.bottom > v.top && r.top < v.bottom) {
+          this._showTip(this.tipIndex, f);
+          return;
+        }
+      }
+      this._hideTip();
     };
     sc.addEventListener("scroll", this.onScroll, { passive: true });
 
