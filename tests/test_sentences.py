@@ -62,3 +62,31 @@ def test_pysbd_spans_are_cached_per_text_and_callers_get_their_own_copy():
     first[0, 0] = 99  # a caller changing its array does not change the next answer
     assert sentence_spans(text).tolist() == [[0, 9], [10, 20]]
     assert sentence_spans(text, language="en") is not sentence_spans(text, language="en")
+
+
+def test_pysbd_spans_are_right_when_threads_segment_at_once():
+    """Widgets scoring at once segment in their own threads; pysbd's segmenter is shared
+    and keeps state while it works (without the lock: 'pysbd changed the text')."""
+    import threading
+
+    pytest.importorskip("pysbd")
+    texts = [f"Dr. Smith went home. He said <b>{i}</b>! Then ${{x}} left. " * 8
+             for i in range(64)]
+    got: dict[int, list] = {}
+    errors: list[BaseException] = []
+
+    def run(i: int) -> None:
+        try:
+            got[i] = sentence_spans(texts[i]).tolist()
+        except BaseException as exc:  # noqa: BLE001 - collected, asserted below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=run, args=(i,)) for i in range(len(texts))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    for i, text in enumerate(texts):
+        assert [text[a:b] for a, b in got[i]] == [
+            "Dr. Smith went home.", "He said <b>" + str(i) + "</b>!", "Then ${x} left."] * 8

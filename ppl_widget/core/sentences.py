@@ -9,6 +9,7 @@ blank line, and long texts are segmented piece by piece.
 from __future__ import annotations
 
 import re
+import threading
 from collections.abc import Callable, Iterable
 from functools import lru_cache
 
@@ -58,10 +59,20 @@ def _segmenter(language: str):  # noqa: ANN202 - pysbd is imported lazily
     return pysbd.Segmenter(language=language, clean=False)
 
 
+# pysbd's Segmenter keeps state while it segments: two threads sharing it (two widgets
+# scoring at once) get pieces of each other's text
+_PYSBD_LOCK = threading.Lock()
+
+
 @lru_cache(maxsize=8)
 def _pysbd_spans(text: str, language: str) -> np.ndarray:
     """pysbd over each paragraph.  Cached per text: pysbd takes ~1 ms a sentence, and
     tables, intervals and the widget ask for the same text's sentences again."""
+    with _PYSBD_LOCK:
+        return _pysbd_spans_locked(text, language)
+
+
+def _pysbd_spans_locked(text: str, language: str) -> np.ndarray:
     seg = _segmenter(language)
     spans = []
     for ps, pe in paragraph_spans(text).tolist():
