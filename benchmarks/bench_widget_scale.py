@@ -183,6 +183,25 @@ def run(chars: int, *, max_length: int, stride: int, top_k: int) -> dict:
     }
 
 
+ROWS = (("tokens", "tokens"), ("saved_state_bytes_per_token", "saved state, B/token"),
+        ("sent_bytes_per_token", "messages sent, B/token"),
+        ("text_html_bytes_per_token", "text/html output, B/token"),
+        ("first_paint_ms", "first paint, ms"), ("hover_to_tooltip_ms", "hover -> tooltip, ms"),
+        ("end_key_to_tooltip_ms", "End key -> tooltip, ms"))
+
+
+def table(before: dict, after: dict) -> str:
+    """Two runs' figures side by side (this script's JSON or the browser test's
+    test-artifacts/scale.json); rows either lacks are left out."""
+    lines = [f"{'':28} {'before':>14} {'after':>14}"]
+    for key, label in ROWS:
+        if key in before or key in after:
+            cells = [("never" if key.endswith("_ms") else "-") if d.get(key) is None
+                     else f"{d[key]:,}" for d in (before, after)]
+            lines.append(f"{label:28} {cells[0]:>14} {cells[1]:>14}")
+    return "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--chars", type=int, default=1_000_000)
@@ -190,7 +209,12 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--stride", type=int, default=1024)
     p.add_argument("--top-k", type=int, default=5)
     p.add_argument("--out", help="write the figures here as JSON")
+    p.add_argument("--table", nargs=2, metavar=("BEFORE", "AFTER"),
+                   help="print two runs' JSON side by side, and measure nothing")
     args = p.parse_args(argv)
+    if args.table:
+        print(table(*(json.loads(Path(f).read_text()) for f in args.table)))
+        return
     out = run(args.chars, max_length=args.max_length, stride=args.stride, top_k=args.top_k)
     text = json.dumps(out, indent=1)
     print(text)
