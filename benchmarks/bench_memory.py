@@ -156,13 +156,13 @@ def run_widget(text: str, lm, args) -> dict:
         elapsed = time.perf_counter() - t0
     finally:
         PerplexityWidget.send = orig
-    state = w.get_state()
-    state_json = len(json.dumps({k: v for k, v in state.items()
-                                 if not isinstance(v, bytes | memoryview)}, default=str))
+    # what a saved notebook holds: the manager state, binary values base64-encoded
+    saved = len(json.dumps(w.get_manager_state(widgets=[w])).encode())
     msg_json = sum(len(json.dumps(c, default=str)) for c, _ in sent)
     msg_buf = sum(len(b) for _, bs in sent for b in bs)
     n = len(w.result)
-    return {"tokens": n, "seconds": round(elapsed, 1), "synced_state_kib": round(state_json / 1024),
+    return {"tokens": n, "seconds": round(elapsed, 1), "saved_state_kib": round(saved / 1024),
+            "saved_state_bytes_per_token": round(saved / max(n, 1), 1),
             "messages": len(sent), "message_json_kib": round(msg_json / 1024),
             "message_buffers_mib": round(msg_buf / MiB, 2),
             "bytes_per_token_sent": round((msg_json + msg_buf) / max(n, 1), 1)}
