@@ -5,8 +5,9 @@ and the time from hover (and from a key) to the tooltip at the end of the text.
 The result is a stand-in (``benchmarks/bench_widget_scale.py``): the real tokenization
 of the text, synthetic per-token values (scoring it would take minutes; the page
 does not care how the values were made).  The figures are written to
-test-artifacts/scale.json; the bounds asserted are generous ones a person would
-still call usable, so a regression (a copy per token, a layout of every span) fails.
+test-artifacts/scale.json.  The times are recorded, not asserted (speed targets are the
+benchmarks' job); the saved state's size per token is bounded, and the page must paint,
+render lazily and show both tooltips within the waits.
 """
 
 from __future__ import annotations
@@ -102,6 +103,6 @@ def test_a_250k_token_widget_paints_and_answers_quickly(lab, page):
     (ARTIFACTS / "scale.json").write_text(json.dumps(figures, indent=1))
     print(json.dumps(figures))
     assert page.dialogs == [] and page.console_errors == [], page.console_errors
-    assert first_paint_ms < 20_000, figures
-    assert hover_ms < 2_000 and key_ms < 2_000, figures
+    # times are recorded, not asserted (speed is the benchmarks' job): the page must
+    # paint and answer at all, which the waits above already require
     assert figures["saved_state_bytes_per_token"] < 200, figures
