@@ -71,7 +71,8 @@ def main() -> None:
         again = len(res.token_ids) - res.settings["reused_tokens"]
         shares.append(again / len(res.token_ids))
         label = "end" if frac == 1.0 else f"{int(frac * 100)}% in"
-        print(f"{label:>14} {again:>13,} {len(res.token_ids):>6,} {again / len(res.token_ids):>7.0%} "
+        n_new = len(res.token_ids)
+        print(f"{label:>14} {again:>13,} {n_new:>6,} {again / n_new:>7.0%} "
               f"{sec:>8.2f} {sec / full_s:>7.2f}x")
     print(f"mean share scored again over these keystrokes: {sum(shares) / len(shares):.0%}")
 
