@@ -13,6 +13,8 @@ import { diffBin, diffTicks, divergingPalette, NDIV } from "./scale.js";
 import { ComparisonTable } from "./table.js";
 
 const inUnit = (nats, unit) => (unit === "nats" ? nats : nats / Math.LN2);
+// words drawn per animation frame: a 100k-word text never blocks the page for long
+const WORDS_PER_FRAME = 4000;
 
 export class CompareView {
   constructor(model, el) {
@@ -157,22 +159,43 @@ export class CompareView {
     const text = this.model.get("text") || "";
     if (this.renderedText === text && this.spans) return;
     this.renderedText = text;
+    this.spans = new Array(this.words.count);
+    this.rendered = 0; // words drawn so far: long texts are drawn a slice per frame
+    this.text.replaceChildren();
+    const run = (this.renderRun = {});
+    this._renderSlice(run);
+  }
+
+  _renderSlice(run) {
+    if (run !== this.renderRun) return; // the text changed meanwhile
+    const text = this.renderedText;
     const { count, start16, end16 } = this.words;
     const frag = document.createDocumentFragment();
-    this.spans = new Array(count);
-    let at = 0;
-    for (let w = 0; w < count; w++) {
+    let at = this.rendered > 0 ? end16[this.rendered - 1] : 0;
+    const stop = Math.min(count, this.rendered + WORDS_PER_FRAME);
+    for (let w = this.rendered; w < stop; w++) {
       if (start16[w] > at) frag.appendChild(document.createTextNode(text.slice(at, start16[w])));
       const span = document.createElement("span");
-      span.className = "pplc-word pplc-pending";
+      span.className = this._wordClass(w);
       span.dataset.w = String(w);
       span.textContent = text.slice(start16[w], end16[w]);
       frag.appendChild(span);
       this.spans[w] = span;
       at = end16[w];
     }
-    if (at < text.length) frag.appendChild(document.createTextNode(text.slice(at)));
-    this.text.replaceChildren(frag);
+    this.rendered = stop;
+    if (stop === count && at < text.length) frag.appendChild(document.createTextNode(text.slice(at)));
+    this.text.appendChild(frag);
+    if (stop < count) {
+      const next = () => this._renderSlice(run);
+      if (typeof requestAnimationFrame === "function") requestAnimationFrame(next);
+      else setTimeout(next, 0);
+    }
+  }
+
+  _wordClass(w) {
+    const bin = this.diff ? diffBin(inUnit(this.diff[w], this.unit), this.max) : -1;
+    return bin < 0 ? "pplc-word pplc-pending" : `pplc-word pplc-d${bin}`;
   }
 
   _recolor() {
@@ -181,13 +204,12 @@ export class CompareView {
     const sb = this.sums[b];
     this.diff = sa && sb ? wordDiff(sa, sb) : new Float64Array(this.words.count).fill(NaN);
     this.max = scaleMax(this.diff, this.unit);
-    for (let w = 0; w < this.spans.length; w++) {
-      const bin = diffBin(inUnit(this.diff[w], this.unit), this.max);
-      const cls = bin < 0 ? "pplc-word pplc-pending" : `pplc-word pplc-d${bin}`;
+    for (let w = 0; w < this.rendered; w++) {
+      const cls = this._wordClass(w);
       if (this.spans[w].className !== cls) this.spans[w].className = cls;
     }
     this._renderLegend();
-    if (this.active >= 0) this._showTip(this.active, this.spans[this.active]);
+    if (this.active >= 0 && this.active < this.rendered) this._showTip(this.active, this.spans[this.active]);
   }
 
   _renderLegend() {
@@ -253,6 +275,8 @@ export class CompareView {
       return;
     } else return;
     ev.preventDefault();
+    w = Math.min(w, this.rendered - 1); // not drawn yet: stay on the last drawn word
+    if (w < 0) return;
     if (this.active >= 0) this.spans[this.active].classList.remove("pplw-active");
     this.active = w;
     const span = this.spans[w];
