@@ -26,6 +26,7 @@ _LAZY = {
     "ScoringError": "scoring.scorer",
     "PerplexityWidget": "views.widget",
     "ComparisonWidget": "views.compare_widget",
+    "StaticWidgetOutputs": "views.offline_notebook",
     "compare": "scoring.compare",
     "Comparison": "scoring.compare",
     "Unigram": "core.unigram",

@@ -237,3 +237,43 @@ def test_result_data_leaves_out_only_all_absent_optional_fields():
     assert out == {k: v for k, v in full.items() if k in out}
     data.pop("bow_prob")  # a chunk without b(i) at all
     assert "bow_prob" not in result_buffers(data, units)
+
+
+def test_static_pages_replace_only_ppl_widget_views(tiny_gpt2):
+    """nbconvert draws a widget from its saved state (a CDN manager, blank offline);
+    use_static_pages drops the view from our outputs only, and the state they alone used."""
+    import nbformat
+
+    from ppl_widget import PerplexityWidget
+    from ppl_widget.views.offline_notebook import WIDGET_STATE, WIDGET_VIEW, use_static_pages
+
+    w = PerplexityWidget("One two three.", tiny_gpt2, max_length=16, stride=8)
+    w.wait()
+    ours = w._repr_mimebundle_()
+    ours = ours[0] if isinstance(ours, tuple) else ours
+    other = {WIDGET_VIEW: {"model_id": "slider", "version_major": 2, "version_minor": 0},
+             "text/plain": "IntSlider(value=3)"}
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell("w", outputs=[nbformat.v4.new_output(
+        "display_data", data=ours)]),
+        nbformat.v4.new_code_cell("s", outputs=[nbformat.v4.new_output(
+            "display_data", data=other)])]
+    mine = ours[WIDGET_VIEW]["model_id"]
+    state = {mine: {"state": {"layout": "IPY_MODEL_L1"}}, "L1": {"state": {}},
+             "slider": {"state": {"layout": "IPY_MODEL_L2"}}, "L2": {"state": {}}}
+    nb.metadata["widgets"] = {WIDGET_STATE: {"state": state, "version_major": 2}}
+    assert use_static_pages(nb) == 1
+    assert WIDGET_VIEW not in nb.cells[0].outputs[0].data
+    assert "pplw-static" in nb.cells[0].outputs[0].data["text/html"]
+    assert nb.cells[1].outputs[0].data == other
+    assert set(nb.metadata["widgets"][WIDGET_STATE]["state"]) == {"slider", "L2"}
+    # with only ours, the widget metadata goes, so the page loads no widget manager
+    del nb.cells[1]
+    nb.cells[0].outputs[0].data[WIDGET_VIEW] = ours[WIDGET_VIEW]
+    nb.metadata["widgets"][WIDGET_STATE]["state"] = {mine: {"state": {"layout": "IPY_MODEL_L1"}},
+                                                     "L1": {"state": {}}}
+    assert use_static_pages(nb) == 1 and "widgets" not in nb.metadata
+    # a text/html that merely mentions the class is not taken for ours
+    fake = {WIDGET_VIEW: {"model_id": "x"}, "text/html": "<p>pplw-static</p>"}
+    nb.cells[0].outputs[0].data = dict(fake)
+    assert use_static_pages(nb) == 0 and nb.cells[0].outputs[0].data == fake

@@ -4,6 +4,7 @@ notebook converted by nbconvert.  Screenshots land in test-artifacts/."""
 from __future__ import annotations
 
 import math
+import os
 import re
 
 import nbformat
@@ -166,6 +167,45 @@ def test_nbconvert_html_offline(offline, tmp_path):
     template = [u for u in ("require.min.js", "mathjax") if u in body.split("pplw-static")[0]]
     assert all(any(t in url for t in template) for url in offline.attempted), offline.attempted
 
+
+
+def test_nbconvert_execute_with_saved_state_offline(offline, tmp_path):
+    """`nbconvert --execute` saves widget state, and with it nbconvert draws the widget
+    view, which needs a CDN (blank offline).  The documented one-liner with
+    ppl_widget.StaticWidgetOutputs shows the static page instead."""
+    import json
+    import subprocess
+    import sys
+
+    from ppl_widget.core.result import ScoreResult
+
+    nb = nbformat.v4.new_notebook()
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
+                                 "language": "python"}
+    nb.cells = [nbformat.v4.new_code_cell(c) for c in NOTEBOOK]
+    nbformat.write(nb, tmp_path / "lesson.ipynb")
+    convert = [sys.executable, "-m", "nbconvert", "--execute", "--to", "html"]
+
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}  # this checkout's ppl_widget
+
+    def run(*args: str) -> str:
+        subprocess.run([*convert, *args, "lesson.ipynb"], cwd=tmp_path, check=True,
+                       capture_output=True, timeout=600, env=env)
+        return (tmp_path / "lesson.html").read_text(encoding="utf-8")
+
+    # without it: the widget view from saved state, no static page (the problem)
+    plain = run()
+    assert "application/vnd.jupyter.widget-view+json" in plain
+    assert "pplw-static" not in plain
+    body = run("--HTMLExporter.preprocessors=ppl_widget.StaticWidgetOutputs")
+    assert "pplw-static" in body
+    assert "application/vnd.jupyter.widget-view+json" not in body
+    assert "html-manager" not in body  # no saved state left, so no widget manager fetched
+    printed = re.search(r"<pre>(\{.*?\})\s*</pre>", body, re.S).group(1)
+    res = ScoreResult.from_dict(json.loads(__import__("html").unescape(printed)))
+    offline.goto((tmp_path / "lesson.html").as_uri())
+    check_page(offline, res, "nbconvert-execute")
+    shot(offline, "nbconvert-execute-static")
 
 
 def test_live_jupyterlab_shows_only_the_widget(lab, page):
