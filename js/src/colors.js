@@ -25,7 +25,11 @@ export const MODE_LABELS = Object.freeze({
 
 // Modes that words and sentences can be coloured by (rank and entropy are per token).
 export const UNIT_MODES = Object.freeze(["surprisal", "probability", "context_gain"]);
+// Context gain can be negative (the context made a token less likely than its unigram
+// probability), so it gets a diverging scale: GAIN_BINS bins, zero in the middle one.
 export const GAIN_MAX_BITS = 16;
+export const GAIN_HALF = 15;
+export const GAIN_BINS = 2 * GAIN_HALF + 1;
 
 // Upper ends of the continuous scales (values above are clamped).
 export const SURPRISAL_MAX_BITS = 16;
@@ -67,9 +71,10 @@ export function binOfT(t) {
 export function binFor(mode, surprisalNats, entropyNats, rank, gainNats) {
   switch (mode) {
     case "context_gain": {
-      // log P(w|ctx) - log P_uni(w): more colour = the context helped more; <= 0 palest
+      // log P(w|ctx) - log P_uni(w): above the middle bin the context helped, below it hurt
       if (!(gainNats === gainNats) || gainNats == null) return -1;
-      return binOfT(gainNats / LN2 / GAIN_MAX_BITS);
+      const k = Math.round((gainNats / LN2 / GAIN_MAX_BITS) * GAIN_HALF);
+      return GAIN_HALF + Math.max(-GAIN_HALF, Math.min(GAIN_HALF, k));
     }
     case "probability": {
       if (!(surprisalNats >= 0)) return -1;
@@ -227,6 +232,20 @@ export function palette(theme, bins = NBINS) {
   return out;
 }
 
+/** The ramp a mode is drawn with: diverging for context gain, else the theme's own. */
+export function rampFor(mode, theme) {
+  if (mode !== "context_gain") return theme;
+  return theme === "dark" ? "diverging-dark" : "diverging-light";
+}
+
+/** The NBINS bin colours for a mode and theme (context gain uses GAIN_BINS of them). */
+export function modePalette(mode, theme) {
+  if (mode !== "context_gain") return palette(theme);
+  const pal = palette(rampFor(mode, theme), GAIN_BINS);
+  while (pal.length < NBINS) pal.push(pal[pal.length - 1]);
+  return pal;
+}
+
 /**
  * What the legend shows for a mode: {title, kind, ticks|buckets}.
  * ticks: [{at (0..1 along the bar), label}]; buckets: [{bin, label}].
@@ -243,8 +262,21 @@ export function legendFor(mode, unit = "bits") {
     }),
   });
   switch (mode) {
-    case "context_gain":
-      return scale("context gain", GAIN_MAX_BITS);
+    case "context_gain": {
+      const max = nats ? Math.round(GAIN_MAX_BITS * LN2 * 10) / 10 : GAIN_MAX_BITS;
+      return {
+        title: `context gain (${nats ? "nats" : "bits"}): blue = context hurt, orange = helped`,
+        kind: "continuous",
+        bins: GAIN_BINS,
+        ticks: [
+          { at: 0, label: `≤−${max}` },
+          { at: 0.25, label: `−${max / 2}` },
+          { at: 0.5, label: "0" },
+          { at: 0.75, label: `${max / 2}` },
+          { at: 1, label: `≥${max}` },
+        ],
+      };
+    }
     case "probability":
       return {
         title: "probability",

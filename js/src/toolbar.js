@@ -75,7 +75,7 @@ export class Toolbar {
       return;
     }
     const bar = h("div", { class: "pplw-legend-bar" });
-    for (let k = 0; k < NBINS; k++) bar.appendChild(h("span", { class: `pplw-c${k}` }));
+    for (let k = 0; k < (lg.bins || NBINS); k++) bar.appendChild(h("span", { class: `pplw-c${k}` }));
     const ticks = h("div", { class: "pplw-legend-ticks" });
     for (const t of lg.ticks) {
       const tick = h("span", { text: t.label });

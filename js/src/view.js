@@ -1,6 +1,6 @@
 // One rendered view of the widget: wires model, store, DOM pieces together.
 
-import { MODES, NBINS, palette, rgbCss, tokenBin, UNIT_MODES, unitBin } from "./colors.js";
+import { MODES, modePalette, NBINS, rampFor, rgbCss, tokenBin, UNIT_MODES, unitBin } from "./colors.js";
 import { decodeChunk, decodeResult, decodeUnitSpans } from "./decode.js";
 import { TextEditor } from "./editor.js";
 import { UnitStats } from "./levels.js";
@@ -156,13 +156,22 @@ export class PplView {
     const theme = detectTheme(this.el);
     if (theme === this.theme) return;
     this.theme = theme;
-    const pal = palette(theme);
+    this._applyPalette();
+    this.root.classList.toggle("pplw-dark", theme === "dark");
+    this.root.classList.toggle("pplw-light", theme === "light");
+  }
+
+  /** The bins' colours for the theme and the mode in effect (context gain diverges). */
+  _applyPalette() {
+    const mode = this._effectiveMode();
+    const key = `${this.theme}/${rampFor(mode, this.theme)}`;
+    if (key === this.paletteKey) return;
+    this.paletteKey = key;
+    const pal = modePalette(mode, this.theme);
     for (let k = 0; k < NBINS; k++) {
       this.root.style.setProperty(`--pplw-c${k}`, rgbCss(pal[k].bg));
       this.root.style.setProperty(`--pplw-f${k}`, rgbCss(pal[k].fg));
     }
-    this.root.classList.toggle("pplw-dark", theme === "dark");
-    this.root.classList.toggle("pplw-light", theme === "light");
   }
 
   // ---------------------------------------------------------- listeners
@@ -394,6 +403,9 @@ export class PplView {
     const text = model.get(TRAIT_TEXT) || "";
     if (store.runId !== this.viewRunId || text !== this.viewText) {
       this._hideTip();
+      // a view built from data that is already complete (an exported page, a reload, a
+      // second display) colours its units at once: their sums must exist before the spans
+      if (this.level !== "token") this.stats[this.level].update();
       this.textView.rebuild(text);
       this.viewRunId = store.runId;
       this.viewText = text;
@@ -545,6 +557,7 @@ export class PplView {
   }
 
   _syncToolbar() {
+    if (this.theme) this._applyPalette();
     const spans = this.store.unitSpans;
     this.toolbar.set(this._effectiveMode(), this.boundaries, {
       level: this.level,

@@ -7,9 +7,13 @@ import {
   binOfT,
   contrastRatio,
   ENTROPY_MAX_BITS,
+  GAIN_BINS,
+  GAIN_HALF,
+  GAIN_MAX_BITS,
   hexToRgb,
   legendFor,
   luminance,
+  modePalette,
   NBINS,
   palette,
   RAMPS,
@@ -149,4 +153,40 @@ test("widget.css defines a rule for every colour bin", () => {
     assert.match(css, re, `bin ${k}`);
   }
   assert.doesNotMatch(css, new RegExp(`\\.pplw-c${NBINS}\\b`));
+});
+
+test("context gain is diverging: zero in the middle bin, the sign on either side", () => {
+  const gain = (b) => binFor("context_gain", NaN, NaN, 0, bits(b));
+  assert.equal(gain(0), GAIN_HALF);
+  assert.ok(gain(-1) < GAIN_HALF && gain(1) > GAIN_HALF); // one bit either way shows
+  assert.equal(gain(-1), 2 * GAIN_HALF - gain(1)); // symmetric
+  assert.equal(gain(-GAIN_MAX_BITS), 0);
+  assert.equal(gain(-1000), 0);
+  assert.equal(gain(GAIN_MAX_BITS), GAIN_BINS - 1);
+  assert.equal(gain(1000), GAIN_BINS - 1);
+  assert.equal(binFor("context_gain", 1, 1, 1, NaN), -1);
+});
+
+test("context gain palette: neutral middle, blue below, orange above, legible text", () => {
+  for (const theme of ["light", "dark"]) {
+    const pal = modePalette("context_gain", theme);
+    assert.equal(pal.length, NBINS); // every bin class has a colour
+    const mid = pal[GAIN_HALF].bg;
+    const [lo, hi] = [pal[0].bg, pal[GAIN_BINS - 1].bg];
+    assert.ok(lo[2] > lo[0], `${theme}: the hurt end is blue`);
+    assert.ok(hi[0] > hi[2], `${theme}: the helped end is orange`);
+    const chroma = ([r, g, b]) => Math.max(r, g, b) - Math.min(r, g, b);
+    assert.ok(chroma(mid) < 20, `${theme}: zero is neutral`);
+    pal.forEach(({ bg, fg }, k) => assert.ok(contrastRatio(bg, fg) >= 4.5, `${theme} bin ${k}`));
+  }
+  // other modes keep the theme's sequential ramp
+  assert.deepEqual(modePalette("surprisal", "light"), palette("light"));
+});
+
+test("context gain legend: one tick at zero, both ends, its own number of bins", () => {
+  const lg = legendFor("context_gain", "bits");
+  assert.equal(lg.bins, GAIN_BINS);
+  assert.deepEqual(lg.ticks.map((t) => t.label), ["≤−16", "−8", "0", "8", "≥16"]);
+  assert.match(lg.title, /blue = context hurt, orange = helped/);
+  assert.equal(legendFor("context_gain", "nats").ticks[4].label, "≥11.1");
 });

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import test from "node:test";
 
-import { binFor, legendFor, unitBin } from "../src/colors.js";
+import { binFor, GAIN_HALF, legendFor, unitBin } from "../src/colors.js";
 import { inUnit, UnitStats } from "../src/levels.js";
 import { parseControl } from "../src/panel.js";
 import { TokenStore } from "../src/store.js";
@@ -61,7 +61,8 @@ test("word sums follow chunks; a sentence is coloured by its mean surprisal per 
   assert.ok(Math.abs(inUnit(words.value(1), "nats") - 5 * LN2) < 1e-6);
   // context gain: word "there." = -1 + 0 bits
   assert.ok(Math.abs(words.value(1, "context_gain") / LN2 + 1) < 1e-6);
-  assert.equal(unitBin("context_gain", words, 1), 0); // negative gain: palest
+  // negative gain: below the neutral middle bin (-1 bit of 16 is one bin of 15 down)
+  assert.equal(unitBin("context_gain", words, 1), GAIN_HALF - 1);
   // the BOW-corrected value replaces the sum when given
   assert.ok(Math.abs(words.value(1, "surprisal", Float32Array.from([0, 1.5, 0])) - 1.5) < 1e-6);
   // a replay from 0 starts the sums again instead of adding twice

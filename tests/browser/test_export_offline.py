@@ -126,6 +126,46 @@ def test_exported_default_model_offline(offline, default_lm, tmp_path):
     offline.locator(WIDGET).screenshot(path=str(ARTIFACTS / "export-default.png"))
 
 
+def test_exported_levels_and_context_gain_are_coloured(offline, tiny_gpt2, tmp_path):
+    """A page built from complete data (export, reload, second display) colours words and
+    sentences at once, and context gain on its diverging scale with the kernel's sign."""
+    from ppl_widget import PerplexityWidget
+
+    text = "The cat sat on the mat. The dog sat on the log. " + MARKUP + " The end."
+    w = PerplexityWidget(text, tiny_gpt2, max_length=24, stride=8, unigram=text)
+    res = w.wait()
+    gain_bits = res.context_gain(w._unigram) / math.log(2)
+    for level in ("word", "sentence"):
+        w.level, w.color_mode = level, "surprisal"
+        path = tmp_path / f"{level}.html"
+        w.to_html(path)
+        offline.goto(path.as_uri())
+        spans = offline.locator(f"{WIDGET} .pplw-tok")
+        spans.first.wait_for()
+        bins = spans.evaluate_all("els => els.map(e => e.className.match(/pplw-c(\\w+)/)[1])")
+        outside = set(res.to_frame(level).attrs["outside"])
+        # every token of a unit is coloured (none were before the sums existed)
+        assert all(b != "na" for i, b in enumerate(bins) if i not in outside), (level, bins)
+        shot(offline, f"export-{level}-level")
+    w.level, w.color_mode = "token", "context_gain"
+    path = tmp_path / "gain.html"
+    w.to_html(path)
+    offline.goto(path.as_uri())
+    spans = offline.locator(f"{WIDGET} .pplw-tok")
+    spans.first.wait_for()
+    bins = [int(b) for b in spans.evaluate_all(
+        "els => els.map(e => e.className.match(/pplw-c(\\d+)/)[1])")]
+    assert len(bins) == len(res)
+    for b, g in zip(bins, gain_bits, strict=True):
+        if g > 16 / 30:
+            assert b > 15, (b, g)
+        elif g < -16 / 30:
+            assert b < 15, (b, g)
+    assert "blue = context hurt" in offline.locator(f"{WIDGET} .pplw-legend-title").inner_text()
+    shot(offline, "export-context-gain")
+    w.close()
+
+
 NOTEBOOK = [
     f"import sys\nsys.path[:0] = [{str(ROOT / 'tests')!r}, {str(ROOT)!r}]\n"
     "from conftest import _tiny\nfrom ppl_widget import PerplexityWidget\nlm = _tiny('gpt2')",
