@@ -48,6 +48,21 @@ def test_second_load_uses_the_converted_cache(default_lm, monkeypatch):
     assert lm.model.config.vocab_size == default_lm.model.config.vocab_size
 
 
+def test_reloading_the_cache_prints_no_progress_bar(default_lm, capfd):
+    """The sub-second reload printed transformers' "Loading weights" bar into whichever
+    cell was running (a widget loads in a thread); the bar setting is restored after."""
+    from transformers.utils import logging as hf_logging
+
+    from ppl_widget.scoring import models
+
+    assert hf_logging.is_progress_bar_enabled()
+    capfd.readouterr()
+    models.load_model(None, device="cpu")
+    out, err = capfd.readouterr()
+    assert "Loading weights" not in out + err and "it/s" not in out + err, err
+    assert hf_logging.is_progress_bar_enabled()
+
+
 def test_cli_scores_a_file(tmp_path, default_lm):
     import json
     import subprocess

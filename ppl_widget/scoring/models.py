@@ -3,12 +3,14 @@ id, a local directory, a ``.gguf`` file, or an already-loaded pair."""
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import importlib.util
 import os
 import shutil
 import tempfile
 import warnings
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -177,6 +179,22 @@ def _gguf_cache_dir(gguf: Path) -> Path:
     return cache_root() / "models" / f"{gguf.stem}-{key[:16]}"
 
 
+@contextlib.contextmanager
+def _no_progress_bar() -> Iterator[None]:
+    """transformers' progress bars off for a moment: reloading the cached fp32 copy
+    takes under a second, and its bar would print into whichever notebook cell is
+    running (a widget loads its model in a thread)."""
+    from transformers.utils import logging as hf_logging
+
+    was_on = hf_logging.is_progress_bar_enabled()
+    hf_logging.disable_progress_bar()
+    try:
+        yield
+    finally:
+        if was_on:
+            hf_logging.enable_progress_bar()
+
+
 def _load_gguf(gguf: Path) -> tuple[Any, Any]:
     """Dequantize a GGUF once through transformers, then reload the fp32 copy."""
     from transformers import AutoModelForCausalLM, AutoTokenizer
@@ -185,8 +203,9 @@ def _load_gguf(gguf: Path) -> tuple[Any, Any]:
     cached = _gguf_cache_dir(gguf)
     if (cached / "config.json").is_file():
         try:
-            return (AutoModelForCausalLM.from_pretrained(cached),
-                    AutoTokenizer.from_pretrained(cached))
+            with _no_progress_bar():
+                return (AutoModelForCausalLM.from_pretrained(cached),
+                        AutoTokenizer.from_pretrained(cached))
         except Exception:  # a damaged cache is rebuilt, not fatal
             shutil.rmtree(cached, ignore_errors=True)
     try:
