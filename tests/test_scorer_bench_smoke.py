@@ -53,3 +53,23 @@ def test_bench_editable_smoke_counts_the_tokens_scored_again():
     assert len(share) == 6, proc.stdout
     # a keystroke at the end scores only the last window again, at the start everything
     assert share["end"] < share["50% in"] < share["0% in"] == 100, proc.stdout
+
+
+def test_bench_stream_host_smoke_times_the_widget_host_work():
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "PYTHONPATH": str(ROOT)}
+    proc = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "bench_stream_host.py"),
+                           "--smoke", "--max-length", "256", "--batch-size", "2",
+                           "--strides", "256,128"],
+                          capture_output=True, text=True, timeout=600, env=env, cwd=ROOT)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    import re
+
+    num = r"([\d.]+) s"
+    rows = re.findall(rf"^\| (\d+) \| (\d+) \| {num} \| {num} \| {num} \| {num} \|$",
+                      proc.stdout, re.M)
+    assert [r[0] for r in rows] == ["256", "128"], proc.stdout
+    chunks = [int(r[1]) for r in rows]
+    assert chunks[1] > chunks[0] > 1, proc.stdout  # half the stride, about twice the windows
+    for row in rows:
+        before, across, after, total = map(float, row[2:])
+        assert abs(before + across + after - total) < 0.0025  # the parts add up

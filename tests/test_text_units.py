@@ -78,3 +78,31 @@ def test_one_parser_of_words_for_counts_and_tables():
         for fn in (word_starts, word_spans):
             with pytest.raises(ValueError, match="inside the text"):
                 fn(text, bad)
+
+
+def test_whitespace_mask_is_str_isspace_for_every_code_point():
+    from ppl_widget.core.text_units import whitespace_mask
+
+    every = "".join(map(chr, range(0x110000)))  # lone surrogates included
+    expected = np.fromiter((c.isspace() for c in every), dtype=bool, count=len(every))
+    assert np.array_equal(whitespace_mask(every), expected)
+    assert whitespace_mask("").shape == (0,)
+
+
+def test_default_words_equal_the_regex_on_unicode_text():
+    """The default ``\\S+`` is computed in numpy; it must give re's matches exactly."""
+    from ppl_widget.core.text_units import word_spans
+
+    spaces = [chr(c) for c in range(0x110000) if chr(c).isspace()]  # 29, up to U+3000
+    rng = np.random.default_rng(0)
+    alphabet = spaces + list("ab.,'") + ["\u00e9", "\U0001f600", "\ud800", "\u200b", "\ufeff"]
+    texts = ["", " ", "a", " a ", "a\u3000b\u00a0c\u2028d", "\U0001f600 \U0001f600"]
+    texts += ["".join(rng.choice(alphabet, size=int(n))) for n in rng.integers(1, 300, 200)]
+    for text in texts:
+        regex = [(m.start(), m.end()) for m in re.finditer(r"\S+", text)]
+        for spec in (None, r"\S+", re.compile(r"\S+")):
+            assert word_spans(text, spec).tolist() == [list(s) for s in regex], (text, spec)
+    # re.ASCII makes \S match U+00A0: that pattern is the regex's, not the fast path's
+    text = "a\u00a0b c"
+    assert word_spans(text, re.compile(r"\S+", re.ASCII)).tolist() == [[0, 3], [4, 5]]
+    assert word_spans(text).tolist() == [[0, 1], [2, 3], [4, 5]]

@@ -22,7 +22,7 @@ import numpy as np
 
 from .metrics import LN2
 from .sentences import SentenceSpec, line_spans, paragraph_spans, sentence_spans
-from .text_units import WordSpec, word_spans  # noqa: F401  (word_spans: public here too)
+from .text_units import WordSpec, whitespace_mask, word_spans  # noqa: F401  (word_spans: public)
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -49,7 +49,7 @@ def unit_spans(text: str, level: str, *, words: WordSpec = None,
 def _next_non_space(text: str) -> np.ndarray:
     """``nxt[i]`` = the first index >= i holding a non-whitespace character (len if none)."""
     n = len(text)
-    is_text = np.fromiter((not c.isspace() for c in text), dtype=bool, count=n)
+    is_text = ~whitespace_mask(text)
     idx = np.where(is_text, np.arange(n), n)
     nxt = np.minimum.accumulate(idx[::-1])[::-1] if n else idx
     return np.append(nxt, n)

@@ -30,6 +30,28 @@ def _code_points(text: str) -> np.ndarray:
     return np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype="<u4")
 
 
+# Every character ``str.isspace`` (and so regex ``\s``) calls whitespace is at most U+3000.
+_MAX_SPACE = 0x3000
+_SPACE_TABLE: np.ndarray | None = None
+
+
+def whitespace_mask(text: str) -> np.ndarray:
+    """``mask[i]``: ``text[i].isspace()``, for every character, without a Python loop
+    (the rule ``\\s`` and ``\\S`` follow in ``re``; checked for every code point in tests)."""
+    global _SPACE_TABLE
+    if _SPACE_TABLE is None:
+        _SPACE_TABLE = np.array([chr(c).isspace() for c in range(_MAX_SPACE + 1)], dtype=bool)
+    cps = _code_points(text)
+    return (cps <= _MAX_SPACE) & _SPACE_TABLE[np.minimum(cps, _MAX_SPACE)]
+
+
+def _non_space_runs(text: str) -> np.ndarray:
+    """(n, 2) spans of the maximal runs of non-whitespace: ``\\S+``'s matches."""
+    text_char = ~whitespace_mask(text)
+    edges = np.diff(np.concatenate([[False], text_char, [False]]).astype(np.int8))
+    return np.stack([np.flatnonzero(edges == 1), np.flatnonzero(edges == -1)], axis=1)
+
+
 def word_spans(text: str, words: WordSpec = None) -> np.ndarray:
     """(n, 2) spans of the words, as the metrics define them (default ``\\S+``).
 
@@ -37,8 +59,10 @@ def word_spans(text: str, words: WordSpec = None) -> np.ndarray:
     callable returning ``(start, end)`` pairs, match objects or start indices (a bare
     start runs to the end of its non-whitespace run, or the next start).
     """
-    if words is None:
-        words = DEFAULT_WORD_PATTERN
+    if words is None or words == DEFAULT_WORD_PATTERN or (
+            isinstance(words, re.Pattern) and words.pattern == DEFAULT_WORD_PATTERN
+            and not words.flags & re.ASCII):
+        return _non_space_runs(text).astype(np.int64)  # the default, a regex's result in numpy
     if isinstance(words, str | re.Pattern):
         pattern = re.compile(words) if isinstance(words, str) else words
         spans = [(m.start(), m.end()) for m in pattern.finditer(text) if m.end() > m.start()]

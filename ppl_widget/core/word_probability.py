@@ -19,6 +19,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from .text_units import whitespace_mask
+
 if TYPE_CHECKING:
     from .result import ScoreResult
 
@@ -46,10 +48,9 @@ def corrected_word_surprisal(result: ScoreResult, owner: np.ndarray,
     with np.errstate(divide="ignore"):
         end = -np.log(after[last[has] + 1])
         starts = result.offsets[first[has], 0]
-        begins_ws = np.array([s < len(result.text) and result.text[s].isspace()
-                              and result.offsets[f, 1] > s
-                              for s, f in zip(starts.tolist(), first[has].tolist(),
-                                              strict=True)], dtype=bool)
+        space = np.append(whitespace_mask(result.text), False)  # False past the end
+        begins_ws = space[np.minimum(starts, len(result.text))] \
+            & (result.offsets[first[has], 1] > starts)
         start = np.where(begins_ws, np.log(b[first[has]]), 0.0)
     out[has] = plain[has] + end + start
     return out

@@ -126,7 +126,7 @@ class PerplexityWidget(anywidget.AnyWidget):
         self._sentences, self._unigram_spec, self._ci = sentences, unigram, ci
         self._levels: LevelAssigner | None = None
         self._unigram: Any = None
-        self._next: tuple | None = None  # (levels, unigram) of the run being started
+        self._next: tuple | None = None  # (levels, unigram, units) of the run being started
         super().__init__(text=text, max_length=max_length, stride=stride, prefix=prefix,
                          editable=editable, **kwargs)
         self._units: TextUnits | None = None  # UTF-16 offsets of the text being scored
@@ -277,15 +277,16 @@ class PerplexityWidget(anywidget.AnyWidget):
                 self._lm = _as_loaded(self._model_spec)
             lm = self._lm
             self.status = "scoring"
+            text = self.text  # read once: an edit while starting is the next run's
             unigram = None
             if self._unigram_spec is not None:
                 from ..core.unigram import as_unigram
 
-                unigram = as_unigram(self._unigram_spec, lm.tokenizer, text=self.text)
-            self._next = (LevelAssigner(self.text, TextUnits.of(self.text),
-                                        words=self._options["words"],
-                                        sentences=self._sentences), unigram)
-            progress = stream(self.text, lm, max_length=self.max_length, stride=self.stride,
+                unigram = as_unigram(self._unigram_spec, lm.tokenizer, text=text)
+            units = TextUnits.of(text)  # UTF-16 offsets, for the spans and every chunk
+            self._next = (LevelAssigner(text, units, words=self._options["words"],
+                                        sentences=self._sentences), unigram, units)
+            progress = stream(text, lm, max_length=self.max_length, stride=self.stride,
                               prefix="bos" if self.prefix == "bos" else None, cancel=cancel,
                               reuse=reuse, **self._options)
             for item in progress:
@@ -317,8 +318,7 @@ class PerplexityWidget(anywidget.AnyWidget):
     def _on_first(self, run_id: int, item: ScoreProgress) -> None:
         # the new run has data: now the previous result gives way
         self._fresh = False
-        self._units = TextUnits.of(item.result.text)
-        self._levels, self._unigram = self._next
+        self._levels, self._unigram, self._units = self._next
         self._chunks, self._vocab, self._last, self._done_msg = [], {}, None, None
         self.result_data = None
         res = item.result
