@@ -356,7 +356,8 @@ def profile_model(kind: str, args: argparse.Namespace, text: str, tokenizer: Any
     kernels of one ``score`` call (torch.profiler)."""
     from torch.profiler import ProfilerActivity, profile
 
-    from ppl_widget.scoring.scorer import _Forward, auto_batch_size, prepare
+    from ppl_widget.scoring.prepare import prepare
+    from ppl_widget.scoring.scorer import _Forward, auto_batch_size
 
     model = build_model(kind, args.smoke, tokenizer, device)
     lm = load_model((model, tokenizer))

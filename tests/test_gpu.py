@@ -179,3 +179,25 @@ def test_out_of_memory_on_gpu_halves_the_batch_and_loses_nothing(monkeypatch):
     res = score(TEXT, lm, max_length=16, stride=8, batch_size=16)
     assert res.settings["batch_size"] == 2
     np.testing.assert_allclose(res.surprisal, ref.surprisal, atol=1e-5)
+
+
+def test_long_text_prepared_ahead_on_gpu_equals_prepared_first(monkeypatch):
+    from conftest import CORPUS
+
+    from ppl_widget import score
+    from ppl_widget.scoring import prepare, scorer
+
+    long_text = "\n".join(f"{CORPUS[i % 5]} #{i}" for i in range(2000))
+    assert len(long_text) > prepare.PARALLEL_MIN_CHARS
+    lm = on_gpu(_tiny("gpt2"), "float32")
+    taken = []
+    real = scorer.prepare_ahead
+    monkeypatch.setattr(scorer, "prepare_ahead",
+                        lambda *a, **k: taken.append(real(*a, **k)) or taken[-1])
+    ahead = score(long_text, lm, max_length=64, stride=32, batch_size=16)
+    assert taken and taken[0] is not None  # the GPU path tokenized ahead
+    monkeypatch.setattr(scorer, "prepare_ahead", lambda *a, **k: None)
+    first = score(long_text, lm, max_length=64, stride=32, batch_size=16)
+    for name in ("token_ids", "offsets", "surprisal", "entropy", "rank", "topk_ids"):
+        np.testing.assert_array_equal(getattr(ahead, name), getattr(first, name))
+    assert ahead.settings == first.settings

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from ppl_widget.core.windows import Window, plan_windows
+from ppl_widget.core.windows import Window, plan_windows, plan_windows_of_start
 
 
 def lm_eval_rolling_windows(token_list, prefix_token, max_seq_len, context_len=1):
@@ -81,3 +81,14 @@ def test_stride_equal_max_length_is_lm_eval_rolling(n_tokens, max_length):
 def test_bad_parameters_name_the_rule(max_length, stride, rule):
     with pytest.raises(ValueError, match=rule):
         plan_windows(10, max_length, stride)
+
+
+@pytest.mark.parametrize("max_length,stride", [(1, 1), (4, 4), (8, 3), (16, 8), (5, 1)])
+def test_windows_of_a_start_are_those_of_every_longer_sequence(max_length, stride):
+    for n_known in range(0, 60):
+        start = plan_windows_of_start(n_known, max_length, stride)
+        for n in range(n_known, 70):
+            assert plan_windows(n, max_length, stride)[:len(start)] == start, (n_known, n)
+        # and nothing that could still be planned is left out
+        whole = plan_windows(n_known + 100, max_length, stride)
+        assert all(w.target_end >= n_known for w in whole[len(start):])

@@ -86,3 +86,10 @@ def plan_windows(n_positions: int, max_length: int, stride: int) -> list[Window]
             return windows
         first = end + 1
         end = min(end + stride, last)
+
+
+def plan_windows_of_start(n_known: int, max_length: int, stride: int) -> list[Window]:
+    """The windows that ``plan_windows`` gives every sequence whose first ``n_known``
+    positions are these: those of the known start whose targets end before its last
+    position (the last window of a start is cut short, and the whole text's is not)."""
+    return [w for w in plan_windows(n_known, max_length, stride) if w.target_end < n_known]

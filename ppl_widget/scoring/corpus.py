@@ -42,13 +42,13 @@ from . import distributed
 from .corpus_batch import batch_end, end_row_rides, plan_items, run_batch, sort_items
 from .corpus_input import Documents, open_documents
 from .models import LoadedModel, load_model
+from .prepare import prepare
 from .scorer import (
     _decode_each,
     _Forward,
     _ids_in,
     _is_oom,
     auto_batch_size,
-    prepare,
     resolve_window,
     score,
 )

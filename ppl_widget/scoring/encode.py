@@ -32,19 +32,28 @@ def _encode(tokenizer: Any, texts: list[str]) -> list[tuple[np.ndarray, np.ndarr
             for ids, offs in zip(enc["input_ids"], enc["offset_mapping"], strict=True)]
 
 
+def next_cut(text: str, pos: int) -> int | None:
+    """The first position at or after ``pos`` right after a newline that a non-space
+    character follows, at least ``CHECK_CHARS`` from either end; None if there is none."""
+    nl = text.find("\n", max(pos, CHECK_CHARS) - 1)
+    while nl != -1 and nl + 1 < len(text) and text[nl + 1].isspace():
+        nl = text.find("\n", nl + 1)
+    if nl == -1 or nl + 1 >= len(text) - CHECK_CHARS:
+        return None
+    return nl + 1
+
+
 def cut_points(text: str, piece_chars: int = PIECE_CHARS) -> list[int]:
     """Positions right after a newline followed by a non-space character, about
     ``piece_chars`` apart."""
     cuts: list[int] = []
     pos = piece_chars
     while pos < len(text) - piece_chars // 2:
-        nl = text.find("\n", pos)
-        while nl != -1 and nl + 1 < len(text) and text[nl + 1].isspace():
-            nl = text.find("\n", nl + 1)
-        if nl == -1 or nl + 1 >= len(text) - CHECK_CHARS:
+        c = next_cut(text, pos + 1)
+        if c is None:
             break
-        cuts.append(nl + 1)
-        pos = nl + 1 + piece_chars
+        cuts.append(c)
+        pos = c + piece_chars
     return cuts
 
 
@@ -68,6 +77,14 @@ def _join(encoded: list[tuple[np.ndarray, np.ndarray]],
             np.concatenate([e[1] + a for e, a in zip(encoded, starts, strict=True)]))
 
 
+def cut_is_safe(tokenizer: Any, text: str, c: int) -> bool:
+    """Encoding ``text[:c]`` and ``text[c:]`` apart gives the tokens of one call near
+    ``c`` (three short encodes; ``c`` must be ``CHECK_CHARS`` from either end)."""
+    a, b, w = _encode(tokenizer, [text[c - CHECK_CHARS:c], text[c:c + CHECK_CHARS],
+                                  text[c - CHECK_CHARS:c + CHECK_CHARS]])
+    return _same_near(c, w, *_join([a, b], [c - CHECK_CHARS, c]))
+
+
 def encode_with_offsets(tokenizer: Any, text: str) -> tuple[np.ndarray, np.ndarray]:
     """Token ids and ``(n, 2)`` character offsets of ``text`` (no special tokens added,
     special-token strings kept as text), identical to one tokenizer call."""
@@ -75,10 +92,7 @@ def encode_with_offsets(tokenizer: Any, text: str) -> tuple[np.ndarray, np.ndarr
     if not cuts or not getattr(tokenizer, "is_fast", False):
         return _encode(tokenizer, [text])[0]
     # a cheap look at the first cut first: most tokenizers that fail, fail everywhere
-    c = cuts[0]
-    a, b, w = _encode(tokenizer, [text[c - CHECK_CHARS:c], text[c:c + CHECK_CHARS],
-                                  text[c - CHECK_CHARS:c + CHECK_CHARS]])
-    if not _same_near(c, w, *_join([a, b], [c - CHECK_CHARS, c])):
+    if not cut_is_safe(tokenizer, text, cuts[0]):
         return _encode(tokenizer, [text])[0]
     bounds = [0, *cuts, len(text)]
     pieces = [text[a:b] for a, b in zip(bounds, bounds[1:], strict=False)]

@@ -19,7 +19,7 @@ from ..core.result import TOKEN_ARRAYS, ScoreResult
 from ..core.windows import Window, plan_windows
 
 if TYPE_CHECKING:
-    from .scorer import Prepared
+    from .prepare import Prepared
 
 #: Settings that must match for a previous result to be reused.
 SAME_SETTINGS = ("model", "max_length", "stride", "prefix", "add_eos", "top_k", "words")

@@ -17,11 +17,11 @@ from typing import Any
 import numpy as np
 
 from ..core.result import TOKEN_ARRAYS, ScoreResult, empty_token_arrays
-from ..core.text_units import TextUnits, WordSpec, partition_offsets
+from ..core.text_units import WordSpec
 from ..core.validation import as_count
-from ..core.windows import Window, check_window_params, plan_windows
-from .encode import encode_with_offsets
+from ..core.windows import Window, check_window_params, plan_windows, plan_windows_of_start
 from .models import LoadedModel, load_model
+from .prepare import Prepared, PreparingText, prepare, prepare_ahead
 
 #: Most fp32 logits (rows x vocabulary) alive at once: 64 Mi floats = 256 MiB.
 MAX_LOGIT_ELEMENTS = 1 << 26
@@ -29,6 +29,9 @@ MAX_LOGIT_ELEMENTS = 1 << 26
 MAX_LOGIT_ELEMENTS_CUDA = 1 << 27
 #: Input positions per GPU batch at most: enough to saturate a large GPU.
 MAX_BATCH_POSITIONS = 1 << 15
+#: Batches in flight at most while a long text is still being tokenized (prepare_ahead):
+#: on the device they hold only their outputs, and the GPU should not wait for the host.
+AHEAD_IN_FLIGHT = 8
 
 # Config attributes of models whose logits are transformed after the LM head
 # (soft-capping, scaling); those are scored through the model's own forward.
@@ -44,81 +47,6 @@ class ScoringError(RuntimeError):
     def __init__(self, message: str, partial_result: ScoreResult | None = None):
         super().__init__(message)
         self.partial_result = partial_result
-
-
-@dataclass
-class Prepared:
-    """A text tokenized once, laid out as the model's input sequence."""
-
-    text: str
-    sequence: np.ndarray  # prefix token (if any) + text tokens + EOS (if any)
-    target_ids: np.ndarray  # sequence[1:]
-    target_offsets: np.ndarray  # (n, 2) character span of each target
-    target_units: np.ndarray  # (n, 3) words, chars, bytes of each target
-    target_is_eos: np.ndarray
-    unscored_ids: np.ndarray
-    unscored_offsets: np.ndarray
-    prefix_token: str | None
-
-
-def prepare(text: str, lm: LoadedModel, *, prefix: str | None = "bos", add_eos: bool = False,
-            words: WordSpec = None) -> Prepared:
-    """Tokenize ``text`` once (no added special tokens; special-token strings
-    in the text stay plain text) and attach character spans and units."""
-    if not isinstance(text, str):
-        raise TypeError(f"text must be a str, got {type(text).__name__}")
-    if prefix not in ("bos", None):
-        raise ValueError(f"prefix must be 'bos' or None, got {prefix!r}")
-    check_encodable(text)
-    tok = lm.tokenizer
-    ids, raw_offsets = encode_with_offsets(tok, text)  # long texts: pieces on all cores
-    spans = partition_offsets(raw_offsets, len(text))
-    units = TextUnits.of(text, words).per_span(spans)
-
-    head: list[int] = []
-    prefix_token = None
-    if prefix == "bos":
-        pid = tok.bos_token_id if tok.bos_token_id is not None else tok.eos_token_id
-        if pid is None:
-            raise ValueError("prefix='bos' needs a BOS or EOS token, and this tokenizer has "
-                             "neither; pass prefix=None to leave the first token unscored")
-        head = [int(pid)]
-        prefix_token = tok.convert_ids_to_tokens(int(pid))
-    tail: list[int] = []
-    if add_eos:
-        if tok.eos_token_id is None:
-            raise ValueError("add_eos=True needs an EOS token, and this tokenizer has none")
-        tail = [int(tok.eos_token_id)]
-    sequence = np.concatenate([np.asarray(head, np.int64), ids, np.asarray(tail, np.int64)])
-
-    n_unscored = 0 if head else min(1, len(ids))
-    offsets = spans[n_unscored:]
-    tunits = units[n_unscored:]
-    is_eos = np.zeros(len(offsets), dtype=bool)
-    if tail and len(sequence) > 1:
-        end = len(text)
-        offsets = np.vstack([offsets, [[end, end]]])
-        tunits = np.vstack([tunits, [[1, 1, 1]]])  # EOS counts as one of every unit
-        is_eos = np.append(is_eos, True)
-    return Prepared(text=text, sequence=sequence, target_ids=sequence[1:],
-                    target_offsets=offsets.reshape(-1, 2), target_units=tunits.reshape(-1, 3),
-                    target_is_eos=is_eos, unscored_ids=ids[:n_unscored],
-                    unscored_offsets=spans[:n_unscored], prefix_token=prefix_token)
-
-
-def check_encodable(text: str) -> None:
-    """A str that is not valid Unicode (a lone surrogate, from a bad decode or
-    ``surrogateescape``) cannot be tokenized: name where it is."""
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError as exc:
-        bad = text[exc.start]
-        raise ValueError(
-            f"text is not valid Unicode: lone surrogate U+{ord(bad):04X} at character "
-            f"{exc.start} (of {len(text)}); it usually comes from bytes decoded with "
-            "errors='surrogateescape' or a broken UTF-16 pair. Decode the source with its "
-            "real encoding, or drop it: text.encode('utf-8', 'replace').decode()"
-        ) from None
 
 
 @dataclass
@@ -421,35 +349,59 @@ def stream(text: str, lm: Any = None, *, max_length: int | None = None, stride: 
         batch_size = auto_batch_size(lm, max_length)
     batch_size = as_count("batch_size", batch_size, minimum=1,
                           rule="'auto' or a positive integer")
-    prep = prepare(text, lm, prefix=prefix, add_eos=add_eos, words=words)
-    windows = plan_windows(len(prep.sequence), max_length, stride)
     if hasattr(lm, "make_forward"):  # another model kind (scoring/ngram.py) brings its own
         forward = lm.make_forward(top_k)
     else:
         forward = _Forward(lm, min(top_k, lm.model.get_output_embeddings().weight.shape[0]))
         # one more input position must fit the model's context (else a second forward)
         forward.end_row_limit = lm.context_length or max_length
-    settings = {
+    settings = {  # prefix_token and n_windows are filled in once the text is tokenized
         "model": lm.name, "max_length": max_length, "stride": stride, "prefix": prefix,
-        "prefix_token": prep.prefix_token, "add_eos": add_eos, "top_k": forward.top_k,
+        "prefix_token": None, "add_eos": add_eos, "top_k": forward.top_k,
         "device": str(lm.device), "dtype": str(lm.dtype).replace("torch.", ""),
-        "words": str(words) if words is not None else r"\S+", "n_windows": len(windows),
+        "words": str(words) if words is not None else r"\S+", "n_windows": 0,
     }
+    depth = _pipeline_depth(lm, forward)
+    if depth > 1 and reuse is None:
+        # a GPU: it scores the first batches while the host tokenizes the rest of a long
+        # text; the start holds one batch (its windows' targets, and the first's context)
+        ahead = prepare_ahead(text, lm, batch_size * stride + max_length,
+                              prefix=prefix, add_eos=add_eos, words=words)
+        if ahead is not None:
+            yield from _run(ahead, None, forward, lm, settings, batch_size, depth, cancel)
+            return
+    prep = prepare(text, lm, prefix=prefix, add_eos=add_eos, words=words)
+    windows = plan_windows(len(prep.sequence), max_length, stride)
+    settings.update(prefix_token=prep.prefix_token, n_windows=len(windows))
     kept = None
     if reuse is not None:
         from .incremental import plan_reuse
 
         kept = plan_reuse(reuse, prep, windows, settings)
         settings["reused_tokens"] = kept.tokens if kept is not None else 0
-    yield from _run(prep, windows, forward, lm, settings, batch_size, cancel, kept)
+    yield from _run(prep, windows, forward, lm, settings, batch_size, depth, cancel, kept)
 
 
-def _run(prep: Prepared, windows: list[Window], forward: _Forward, lm: LoadedModel,
-         settings: dict, batch_size: int, cancel: CancelFlag,
+def _run(prep: Prepared | PreparingText, windows: list[Window] | None, forward: _Forward,
+         lm: LoadedModel, settings: dict, batch_size: int, depth: int, cancel: CancelFlag,
          kept: Any = None) -> Iterator[ScoreProgress]:
+    """Submit batches of ``windows`` (up to ``depth`` in flight) and yield each as it
+    finishes.  ``prep`` may still be preparing (``prepare_ahead``): then ``windows`` is
+    None, full batches are submitted as more of the text's tokens are final (up to
+    ``AHEAD_IN_FLIGHT``), and the whole text is waited for before the first batch's
+    results are turned into arrays."""
     import torch
 
-    total = len(prep.target_ids)
+    max_length, stride = settings["max_length"], settings["stride"]
+    ahead = prep if isinstance(prep, PreparingText) else None
+    known = 0  # input positions final so far, while the text is prepared ahead
+    if ahead is not None:
+        windows, sequence = [], None
+        total = -1  # not known until the whole text is tokenized
+    else:
+        sequence = torch.as_tensor(prep.sequence, device=lm.device)
+        total = len(prep.target_ids)
+    assert windows is not None
     parts: list[dict[str, np.ndarray]] = []
     vocab: dict[int, str] = {}
     done = 0
@@ -471,13 +423,35 @@ def _run(prep: Prepared, windows: list[Window], forward: _Forward, lm: LoadedMod
                 bow_prob_end=bow_end[0] if scored == total else math.nan)
         return build
 
-    sequence = torch.as_tensor(prep.sequence, device=lm.device)
     # On a GPU, batch i+1 is enqueued before batch i's results are turned into arrays
     # and yielded: the host work (and the consumer's) overlaps the device's.
-    depth = _pipeline_depth(lm, forward)
     in_flight: deque[tuple[list[Window], Callable[[], dict[str, np.ndarray]]]] = deque()
+    i = 0
+
+    def grow() -> None:
+        """Take in what the thread has tokenized since: more windows are final."""
+        nonlocal windows, sequence, known
+        positions = ahead.known()
+        if len(positions) > known:
+            known = len(positions)
+            windows = plan_windows_of_start(known, max_length, stride)
+            sequence = torch.as_tensor(positions, device=lm.device)
+
+    def settle() -> None:
+        """Wait for the whole text prepared ahead; its windows go on from those in flight."""
+        nonlocal prep, ahead, windows, sequence, total
+        assert ahead is not None
+        prep, ahead = ahead.result(), None
+        full = plan_windows(len(prep.sequence), max_length, stride)
+        assert full[:i] == windows[:i], "the start's windows are the whole text's"
+        windows = full
+        sequence = torch.as_tensor(prep.sequence, device=lm.device)
+        total = len(prep.target_ids)
+        settings.update(prefix_token=prep.prefix_token, n_windows=len(full))
 
     def failed(exc: BaseException) -> ScoringError:
+        if ahead is not None:
+            settle()  # the partial result (empty) needs the text's units
         return ScoringError(f"scoring failed after {done} of {total} tokens: "
                             f"{type(exc).__name__}: {exc}",
                             snapshot(len(parts), done, time.perf_counter() - t0)())
@@ -495,9 +469,15 @@ def _run(prep: Prepared, windows: list[Window], forward: _Forward, lm: LoadedMod
                             total=total, elapsed_s=0.0, finished=done == total,
                             _build=snapshot(1, done, 0.0))
 
-    i = 0
-    while i < len(windows) or in_flight:
-        if i < len(windows) and len(in_flight) < depth:
+    def can_submit() -> bool:
+        if ahead is not None:  # full batches only: the batches are those of the whole text
+            return len(windows) - i >= batch_size and len(in_flight) < AHEAD_IN_FLIGHT
+        return i < len(windows) and len(in_flight) < depth
+
+    while i < len(windows) or in_flight or ahead is not None:
+        if ahead is not None:
+            grow()
+        if can_submit():
             if _is_cancelled(cancel):
                 cancelled = True  # what is still in flight is dropped: a stop within one batch
                 break
@@ -518,6 +498,12 @@ def _run(prep: Prepared, windows: list[Window], forward: _Forward, lm: LoadedMod
                 raise failed(exc) from exc
             in_flight.append((batch, pending))
             i += len(batch)
+            continue
+        if ahead is not None:
+            if len(in_flight) < AHEAD_IN_FLIGHT and not ahead.finished:
+                ahead.wait_for_more(known)  # too little text for a full batch yet
+            else:  # the batches in flight need their tokens' spans: the whole text
+                settle()
             continue
         batch, pending = in_flight.popleft()
         try:
@@ -547,6 +533,8 @@ def _run(prep: Prepared, windows: list[Window], forward: _Forward, lm: LoadedMod
         yield ScoreProgress(start=start, chunk=arrays, new_vocab=new_vocab, done=done,
                             total=total, elapsed_s=elapsed, finished=done == total,
                             _build=snapshot(len(parts), done, elapsed))
+    if ahead is not None:  # cancelled before the rest of the text was tokenized
+        settle()
     if done < total or total == 0:
         # a final marker: cancelled, or a text with nothing to score
         elapsed = time.perf_counter() - t0
@@ -556,7 +544,11 @@ def _run(prep: Prepared, windows: list[Window], forward: _Forward, lm: LoadedMod
 
 
 def _pipeline_depth(lm: LoadedModel, forward: Any) -> int:
-    """Batches in flight: 2 on a GPU (host work overlaps device work), else 1."""
+    """Batches in flight: 2 on a GPU (host work overlaps device work), else 1.  A model
+    kind's own forward with ``submit`` may say how many it takes (``pipeline_depth``;
+    the simulated device of benchmarks/bench_prepare_ahead.py does)."""
+    if hasattr(forward, "submit") and getattr(forward, "pipeline_depth", None):
+        return int(forward.pipeline_depth)
     return 2 if (lm.device.type == "cuda" and hasattr(forward, "submit")) else 1
 
 

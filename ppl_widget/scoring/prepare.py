@@ -1,0 +1,196 @@
+"""A text tokenized once and laid out as the model's input sequence.
+
+``prepare`` does it in one go.  ``prepare_ahead`` is for a GPU: it tokenizes only the
+start of a long text, enough for the first batch, and the rest in a thread, so the GPU
+scores the first windows while the host is still tokenizing (the scorer submits more
+batches as more of the text is final, and waits for the whole text only before it turns
+the first batch's results into arrays).  Both give the same ``Prepared``.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ..core.text_units import TextUnits, WordSpec, partition_offsets
+from .encode import PARALLEL_MIN_CHARS, cut_is_safe, encode_with_offsets, next_cut
+
+#: Characters per token assumed when sizing the start of a text for ``prepare_ahead``
+#: (English and code run 3.5-5 with large vocabularies; too many only costs a little
+#: time before the first batch, too few only keeps it waiting for the next segment).
+AHEAD_CHARS_PER_TOKEN = 5
+#: Each segment after the start is this much longer than the one before: short early
+#: (the GPU waits for the next batch's tokens), longer later (fewer, larger batch calls).
+AHEAD_GROWTH = 1.5
+#: ``prepare_ahead`` declines when the start would be more than this share of the text.
+AHEAD_MAX_SHARE = 0.5
+
+
+@dataclass
+class Prepared:
+    """A text tokenized once, laid out as the model's input sequence."""
+
+    text: str
+    sequence: np.ndarray  # prefix token (if any) + text tokens + EOS (if any)
+    target_ids: np.ndarray  # sequence[1:]
+    target_offsets: np.ndarray  # (n, 2) character span of each target
+    target_units: np.ndarray  # (n, 3) words, chars, bytes of each target
+    target_is_eos: np.ndarray
+    unscored_ids: np.ndarray
+    unscored_offsets: np.ndarray
+    prefix_token: str | None
+
+
+def prepare(text: str, lm: Any, *, prefix: str | None = "bos", add_eos: bool = False,
+            words: WordSpec = None) -> Prepared:
+    """Tokenize ``text`` once (no added special tokens; special-token strings
+    in the text stay plain text) and attach character spans and units."""
+    head = _check_and_prefix(text, lm.tokenizer, prefix, add_eos)
+    ids, raw_offsets = encode_with_offsets(lm.tokenizer, text)  # long texts: all cores
+    return _lay_out(text, lm.tokenizer, ids, raw_offsets, head, add_eos, words)
+
+
+class PreparingText:
+    """A long text tokenized in a thread, a segment at a time, each ``AHEAD_GROWTH`` times the
+    one before, so the input sequence's start is final early and grows while the GPU
+    scores it.  Segments end at checked cuts, so they join into the tokens of one call."""
+
+    def __init__(self, text: str, tok: Any, first: tuple[np.ndarray, np.ndarray], cut: int,
+                 head: list[int], add_eos: bool, words: WordSpec):
+        self._changed = threading.Condition()
+        self._known = np.concatenate([np.asarray(head, np.int64), first[0]])
+        self._finished = False
+
+        def rest() -> Prepared:
+            parts = [first]
+            try:
+                pos, size = cut, float(cut)
+                while pos < len(text):
+                    size *= AHEAD_GROWTH
+                    c = next_cut(text, pos + int(size))
+                    if c is None or not cut_is_safe(tok, text, c):
+                        c = len(text)  # the rest in one go (encode_with_offsets checks its cuts)
+                    ids, offsets = encode_with_offsets(tok, text[pos:c])
+                    parts.append((ids, offsets + pos))
+                    with self._changed:
+                        self._known = np.concatenate([self._known, ids])
+                        self._changed.notify_all()
+                    pos = c
+                return _lay_out(text, tok, np.concatenate([p[0] for p in parts]),
+                                np.concatenate([p[1] for p in parts]), head, add_eos, words)
+            finally:
+                with self._changed:
+                    self._finished = True
+                    self._changed.notify_all()
+
+        self._future = _in_thread(rest)
+
+    def known(self) -> np.ndarray:
+        """The input sequence's positions that are final so far (prefix token + tokens)."""
+        with self._changed:
+            return self._known
+
+    @property
+    def finished(self) -> bool:
+        """Every segment is tokenized (or the thread failed)."""
+        with self._changed:
+            return self._finished
+
+    def wait_for_more(self, n_known: int) -> None:
+        """Block until more than ``n_known`` positions are final, or the text is done."""
+        with self._changed:
+            self._changed.wait_for(lambda: len(self._known) > n_known or self._finished)
+
+    def result(self) -> Prepared:
+        """The whole text prepared (waits for the thread; re-raises its error)."""
+        return self._future.result()
+
+
+def prepare_ahead(text: str, lm: Any, head_positions: int, *, prefix: str | None = "bos",
+                  add_eos: bool = False, words: WordSpec = None) -> PreparingText | None:
+    """Tokenize about ``head_positions`` tokens of the start of ``text`` now and the
+    rest in a thread, in growing segments; ``result()`` equals ``prepare(text, ...)``.
+
+    The start ends at a cut checked like ``encode_with_offsets``'s (the tokens near it
+    are those of one call).  None, with nothing started, where that does not pay or
+    cannot be done: a short text, a slow tokenizer, no checked cut in the first half.
+    Arguments are checked (and errors raised) as ``prepare`` checks them.
+    """
+    tok = lm.tokenizer
+    head = _check_and_prefix(text, tok, prefix, add_eos)
+    if len(text) < PARALLEL_MIN_CHARS or not getattr(tok, "is_fast", False):
+        return None
+    c = next_cut(text, int(head_positions * AHEAD_CHARS_PER_TOKEN))
+    if c is None or c > len(text) * AHEAD_MAX_SHARE or not cut_is_safe(tok, text, c):
+        return None
+    return PreparingText(text, tok, encode_with_offsets(tok, text[:c]), c, head, add_eos,
+                         words)
+
+
+def _in_thread(fn: Callable[[], Prepared]) -> Future:
+    pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ppl-widget-prepare")
+    future = pool.submit(fn)
+    pool.shutdown(wait=False)  # the thread ends with its one task
+    return future
+
+
+def check_encodable(text: str) -> None:
+    """A str that is not valid Unicode (a lone surrogate, from a bad decode or
+    ``surrogateescape``) cannot be tokenized: name where it is."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        bad = text[exc.start]
+        raise ValueError(
+            f"text is not valid Unicode: lone surrogate U+{ord(bad):04X} at character "
+            f"{exc.start} (of {len(text)}); it usually comes from bytes decoded with "
+            "errors='surrogateescape' or a broken UTF-16 pair. Decode the source with its "
+            "real encoding, or drop it: text.encode('utf-8', 'replace').decode()"
+        ) from None
+
+
+def _check_and_prefix(text: str, tok: Any, prefix: str | None, add_eos: bool) -> list[int]:
+    """Check the arguments; the prefix token's id (none, or one)."""
+    if not isinstance(text, str):
+        raise TypeError(f"text must be a str, got {type(text).__name__}")
+    if prefix not in ("bos", None):
+        raise ValueError(f"prefix must be 'bos' or None, got {prefix!r}")
+    check_encodable(text)
+    if add_eos and tok.eos_token_id is None:
+        raise ValueError("add_eos=True needs an EOS token, and this tokenizer has none")
+    if prefix is None:
+        return []
+    pid = tok.bos_token_id if tok.bos_token_id is not None else tok.eos_token_id
+    if pid is None:
+        raise ValueError("prefix='bos' needs a BOS or EOS token, and this tokenizer has "
+                         "neither; pass prefix=None to leave the first token unscored")
+    return [int(pid)]
+
+
+def _lay_out(text: str, tok: Any, ids: np.ndarray, raw_offsets: np.ndarray, head: list[int],
+             add_eos: bool, words: WordSpec) -> Prepared:
+    """Spans, units and the input sequence of a tokenized text."""
+    spans = partition_offsets(raw_offsets, len(text))
+    units = TextUnits.of(text, words).per_span(spans)
+    prefix_token = tok.convert_ids_to_tokens(head[0]) if head else None
+    tail = [int(tok.eos_token_id)] if add_eos else []
+    sequence = np.concatenate([np.asarray(head, np.int64), ids, np.asarray(tail, np.int64)])
+
+    n_unscored = 0 if head else min(1, len(ids))
+    offsets = spans[n_unscored:]
+    tunits = units[n_unscored:]
+    is_eos = np.zeros(len(offsets), dtype=bool)
+    if tail and len(sequence) > 1:
+        end = len(text)
+        offsets = np.vstack([offsets, [[end, end]]])
+        tunits = np.vstack([tunits, [[1, 1, 1]]])  # EOS counts as one of every unit
+        is_eos = np.append(is_eos, True)
+    return Prepared(text=text, sequence=sequence, target_ids=sequence[1:],
+                    target_offsets=offsets.reshape(-1, 2), target_units=tunits.reshape(-1, 3),
+                    target_is_eos=is_eos, unscored_ids=ids[:n_unscored],
+                    unscored_offsets=spans[:n_unscored], prefix_token=prefix_token)
