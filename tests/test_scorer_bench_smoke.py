@@ -73,3 +73,23 @@ def test_bench_stream_host_smoke_times_the_widget_host_work():
     for row in rows:
         before, across, after, total = map(float, row[2:])
         assert abs(before + across + after - total) < 0.0025  # the parts add up
+
+
+def test_bench_prepare_ahead_smoke_compares_the_two_ways():
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "PYTHONPATH": str(ROOT)}
+    proc = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "bench_prepare_ahead.py"),
+                           "--smoke"], capture_output=True, text=True, timeout=600, env=env,
+                          cwd=ROOT)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    import re
+
+    num = r"([\d.]+) s"
+    rows = re.findall(rf"^\| (\d+) \| (first|ahead) \| {num} \| {num} \| {num} \|$",
+                      proc.stdout, re.M)
+    # both ways at both strides, and the smoke text really was prepared ahead
+    assert [(r[0], r[1]) for r in rows] == [("512", "first"), ("512", "ahead"),
+                                            ("1024", "first"), ("1024", "ahead")], proc.stdout
+    for _stride, _way, first, total, over in rows:
+        assert 0 < float(first) <= float(total) and 0 <= float(over) < float(total)
+    assert len(re.findall(r"^stride \d+: [\d.]+ s of device time; ahead saves", proc.stdout,
+                          re.M)) == 2
