@@ -35,7 +35,7 @@ from ..core.corpus import (
     write_table,
 )
 from ..core.result import TOKEN_ARRAYS, ScoreResult
-from ..core.text_units import WordSpec
+from ..core.text_units import DEFAULT_WORD_PATTERN, WordSpec
 from ..core.validation import as_count
 from ..core.windows import plan_windows
 from . import distributed
@@ -138,7 +138,7 @@ class _Run:
             "model": lm.name, "max_length": self.max_length, "stride": self.stride,
             "prefix": prefix, "add_eos": add_eos, "top_k": self.top_k,
             "dtype": str(lm.dtype).replace("torch.", ""),
-            "words": str(words) if words is not None else r"\S+",
+            "words": str(words) if words is not None else DEFAULT_WORD_PATTERN,
             "n_documents": len(docs), "ids_digest": _digest(docs.ids),
             "source": docs.source,
         }

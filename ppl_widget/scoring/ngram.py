@@ -32,13 +32,14 @@ from typing import Any
 
 import numpy as np
 
+# words: runs of non-whitespace, the scorer's default, so a word-level model's per-word
+# and per-token perplexities agree
+from ..core.text_units import DEFAULT_WORD_PATTERN
+
 UNK, START, END = "<UNK>", "<s>", "</s>"
 UNK_ID, START_ID, END_ID = 0, 1, 2
 SMOOTHINGS = ("mle", "add-k", "kneser-ney")
 UNITS = ("word", "char")
-#: Words: runs of non-whitespace (the scorer's default word, so a word-level model's
-#: per-word and per-token perplexities agree).
-DEFAULT_WORD_PATTERN = r"\S+"
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
 _ORDER_NAMES = {1: "unigram", 2: "bigram", 3: "trigram"}
 #: Distributions kept per model (each a vector over the vocabulary).

@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from ..core.result import TOKEN_ARRAYS, ScoreResult, empty_token_arrays
-from ..core.text_units import WordSpec
+from ..core.text_units import DEFAULT_WORD_PATTERN, WordSpec
 from ..core.validation import as_count
 from ..core.windows import Window, check_window_params, plan_windows, plan_windows_of_start
 from .models import LoadedModel, load_model
@@ -359,7 +359,7 @@ def stream(text: str, lm: Any = None, *, max_length: int | None = None, stride: 
         "model": lm.name, "max_length": max_length, "stride": stride, "prefix": prefix,
         "prefix_token": None, "add_eos": add_eos, "top_k": forward.top_k,
         "device": str(lm.device), "dtype": str(lm.dtype).replace("torch.", ""),
-        "words": str(words) if words is not None else r"\S+", "n_windows": 0,
+        "words": str(words) if words is not None else DEFAULT_WORD_PATTERN, "n_windows": 0,
     }
     depth = _pipeline_depth(lm, forward)
     if depth > 1 and reuse is None:
