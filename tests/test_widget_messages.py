@@ -61,6 +61,23 @@ def test_streams_chunks_then_done_and_syncs_the_full_result(tiny_gpt2, sent):
     assert all_vocab == set(res.vocab)
 
 
+@pytest.mark.parametrize("unigram", [None, "in-sample"])
+def test_final_state_holds_exactly_what_was_streamed(tiny_gpt2, sent, unigram):
+    # result_data takes the token arrays from the run's result and joins only the
+    # widget's own fields: byte for byte the streamed chunks, field by field
+    w = PerplexityWidget(LONG_TEXT, tiny_gpt2, max_length=16, stride=4, unigram=unigram)
+    w.wait()
+    chunks = [b for c, b in sent if c["type"] == P.MSG_CHUNK]
+    assert len(chunks) > 3
+    data = w.result_data
+    compared = 0
+    for i, (name, _dtype, _per) in enumerate(P.CHUNK_FIELDS):
+        if name in data:
+            assert data[name] == b"".join(b[i] for b in chunks), name
+            compared += 1
+    assert compared >= len(P.CHUNK_FIELDS) - 1  # every field but an absent optional one
+
+
 def test_replay_resends_everything_for_a_late_view(tiny_gpt2, sent):
     w = PerplexityWidget(LONG_TEXT, tiny_gpt2, max_length=16, stride=8)
     res = w.wait()

@@ -12,7 +12,7 @@ import anywidget
 import numpy as np
 import traitlets
 
-from ..core.result import ScoreResult
+from ..core.result import TOKEN_ARRAYS, ScoreResult
 from ..core.text_units import TextUnits, WordSpec
 from ..scoring.models import LoadedModel
 from ..scoring.scorer import ScoreProgress, ScoringError, _as_loaded, stream
@@ -355,11 +355,17 @@ class PerplexityWidget(anywidget.AnyWidget):
                    "progress": progress}
         self._send_msg(run_id, content, encode_chunk(arrays, self._units))
 
-    def _all_scored(self) -> dict[str, np.ndarray] | None:
+    def _all_scored(self, res: ScoreResult | None = None) -> dict[str, np.ndarray] | None:
+        """Every chunk so far as one array per field (replays stay cheap).  ``res``, the
+        run's result built from the same chunks, lends its token arrays: only the
+        widget's own fields (word, sentence, context gain) are joined here."""
         if not self._chunks:
             return None
-        if len(self._chunks) > 1:  # keep one array per field: replays stay cheap
-            self._chunks = [{k: np.concatenate([c[k] for c in self._chunks])
+        if len(self._chunks) > 1:
+            n = sum(len(c["token_ids"]) for c in self._chunks)
+            shared = res is not None and len(res.token_ids) == n
+            self._chunks = [{k: getattr(res, k) if shared and k in TOKEN_ARRAYS
+                             else np.concatenate([c[k] for c in self._chunks])
                              for k in self._chunks[0]}]
         return self._chunks[0]
 
@@ -372,7 +378,7 @@ class PerplexityWidget(anywidget.AnyWidget):
             return
         with self._lock:
             res = self.result
-            data = self._all_scored()
+            data = self._all_scored(res)
             metrics = _json_safe(final_metrics(res, self._unigram, self._ci)) \
                 if res is not None else None
             partial = res.partial if res is not None else True
