@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import pathlib
+import re
 import subprocess
 import sys
 
@@ -16,14 +17,18 @@ pytest.importorskip("anywidget")
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 
 
+def run_bench(script: str, *args: str) -> str:
+    """Run ``benchmarks/<script> --smoke ...`` in its own process; its stdout."""
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "PYTHONPATH": str(ROOT)}
+    proc = subprocess.run([sys.executable, str(ROOT / "benchmarks" / script), "--smoke", *args],
+                          capture_output=True, text=True, timeout=600, env=env, cwd=ROOT)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    return proc.stdout
+
+
 def test_bench_gpu_smoke_prints_its_tables(tmp_path):
     out = tmp_path / "bench.json"
-    env = {**os.environ, "HF_HUB_OFFLINE": "1", "PYTHONPATH": str(ROOT)}
-    proc = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "bench_gpu.py"), "--smoke",
-                           "--json", str(out)], capture_output=True, text=True, timeout=600,
-                          env=env, cwd=ROOT)
-    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
-    text = proc.stdout
+    text = run_bench("bench_gpu.py", "--json", str(out))
     assert "| method    | seconds | tokens/s" in text
     for name in ("guide", "score", "stream"):
         assert f"| {name:9} |" in text
@@ -41,55 +46,37 @@ def test_bench_gpu_smoke_prints_its_tables(tmp_path):
 
 
 def test_bench_editable_smoke_counts_the_tokens_scored_again():
-    env = {**os.environ, "HF_HUB_OFFLINE": "1", "PYTHONPATH": str(ROOT)}
-    proc = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "bench_editable.py"),
-                           "--smoke"], capture_output=True, text=True, timeout=600, env=env,
-                          cwd=ROOT)
-    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
-    import re
-
-    rows = re.findall(r"^\s*(end|\d+% in)\s+([\d,]+)\s+([\d,]+)\s+(\d+)%", proc.stdout, re.M)
+    stdout = run_bench("bench_editable.py")
+    rows = re.findall(r"^\s*(end|\d+% in)\s+([\d,]+)\s+([\d,]+)\s+(\d+)%", stdout, re.M)
     share = {place: int(pct) for place, _again, _of, pct in rows}
-    assert len(share) == 6, proc.stdout
+    assert len(share) == 6, stdout
     # a keystroke at the end scores only the last window again, at the start everything
-    assert share["end"] < share["50% in"] < share["0% in"] == 100, proc.stdout
+    assert share["end"] < share["50% in"] < share["0% in"] == 100, stdout
 
 
 def test_bench_stream_host_smoke_times_the_widget_host_work():
-    env = {**os.environ, "HF_HUB_OFFLINE": "1", "PYTHONPATH": str(ROOT)}
-    proc = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "bench_stream_host.py"),
-                           "--smoke", "--max-length", "256", "--batch-size", "2",
-                           "--strides", "256,128"],
-                          capture_output=True, text=True, timeout=600, env=env, cwd=ROOT)
-    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
-    import re
-
+    stdout = run_bench("bench_stream_host.py", "--max-length", "256", "--batch-size", "2",
+                       "--strides", "256,128")
     num = r"([\d.]+) s"
     rows = re.findall(rf"^\| (\d+) \| (\d+) \| {num} \| {num} \| {num} \| {num} \|$",
-                      proc.stdout, re.M)
-    assert [r[0] for r in rows] == ["256", "128"], proc.stdout
+                      stdout, re.M)
+    assert [r[0] for r in rows] == ["256", "128"], stdout
     chunks = [int(r[1]) for r in rows]
-    assert chunks[1] > chunks[0] > 1, proc.stdout  # half the stride, about twice the windows
+    assert chunks[1] > chunks[0] > 1, stdout  # half the stride, about twice the windows
     for row in rows:
         before, across, after, total = map(float, row[2:])
         assert abs(before + across + after - total) < 0.0025  # the parts add up
 
 
 def test_bench_prepare_ahead_smoke_compares_the_two_ways():
-    env = {**os.environ, "HF_HUB_OFFLINE": "1", "PYTHONPATH": str(ROOT)}
-    proc = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "bench_prepare_ahead.py"),
-                           "--smoke"], capture_output=True, text=True, timeout=600, env=env,
-                          cwd=ROOT)
-    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
-    import re
-
+    stdout = run_bench("bench_prepare_ahead.py")
     num = r"([\d.]+) s"
     rows = re.findall(rf"^\| (\d+) \| (first|ahead) \| {num} \| {num} \| {num} \|$",
-                      proc.stdout, re.M)
+                      stdout, re.M)
     # both ways at both strides, and the smoke text really was prepared ahead
     assert [(r[0], r[1]) for r in rows] == [("512", "first"), ("512", "ahead"),
-                                            ("1024", "first"), ("1024", "ahead")], proc.stdout
+                                            ("1024", "first"), ("1024", "ahead")], stdout
     for _stride, _way, first, total, over in rows:
         assert 0 < float(first) <= float(total) and 0 <= float(over) < float(total)
-    assert len(re.findall(r"^stride \d+: [\d.]+ s of device time; ahead saves", proc.stdout,
+    assert len(re.findall(r"^stride \d+: [\d.]+ s of device time; ahead saves", stdout,
                           re.M)) == 2
