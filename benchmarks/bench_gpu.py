@@ -224,15 +224,23 @@ def bench_model(kind: str, args: argparse.Namespace, text: str, tokenizer: Any,
           f"non-embedding), vocabulary {model.get_output_embeddings().weight.shape[0]}, "
           f"{lm.dtype}, attention {model.config._attn_implementation}; {n_tokens} tokens",
           flush=True)
-    from ppl_widget.scoring.scorer import _Forward, auto_batch_size
+    from ppl_widget.scoring.prepare import prepare_ahead
+    from ppl_widget.scoring.scorer import _Forward, _pipeline_depth, auto_batch_size
 
     fwd = _Forward(lm, 5)
+    batch = auto_batch_size(lm, args.max_length)
+    # on a GPU, score tokenizes all but the text's start while the first batches run
+    ahead = (prepare_ahead(text, lm, batch * args.max_length + args.max_length)
+             if _pipeline_depth(lm, fwd) > 1 else None)
+    if ahead is not None:
+        ahead.result()
     print(f"   ppl_widget path: fused Triton statistics {fwd.fused}, fp32-output head product "
-          f"{fwd.head_fp32 is not None}, auto batch {auto_batch_size(lm, args.max_length)} "
-          "windows", flush=True)
+          f"{fwd.head_fp32 is not None}, auto batch {batch} windows, text tokenized while "
+          f"the GPU scores {ahead is not None}", flush=True)
     L = args.max_length
     warm = cut_to_tokens(text, tokenizer, min(n_tokens - 1, 3 * L))
-    out: dict[str, Any] = {"model": kind, "params": fm["total"], "n_tokens": n_tokens, "runs": {}}
+    out: dict[str, Any] = {"model": kind, "params": fm["total"], "n_tokens": n_tokens,
+                           "prepared_ahead": ahead is not None, "runs": {}}
     native = lm_eval_native(model, tokenizer, args.lm_eval_batch, L, device)
     lm_eval_name = "lm-eval" if native else "lm-eval*"
     lm_eval_run = native or lm_eval_reimplementation(model, tokenizer, args.lm_eval_batch, L)
