@@ -77,3 +77,29 @@ def test_fast_decode_equals_batch_decode(make):
                                               strict=True))
     tok.clean_up_tokenization_spaces = True  # then batch_decode may clean up: use it
     assert not _plain_fast_decode(tok)
+
+
+@pytest.mark.parametrize("make", [_byte_level_tokenizer, _metaspace_tokenizer])
+def test_prepare_many_equals_prepare_each(make, monkeypatch):
+    from ppl_widget.scoring import prepare as prep_mod
+
+    class Lm:
+        tokenizer = make()
+
+    calls = []
+    real = encode._encode
+    monkeypatch.setattr(encode, "_encode", lambda t, texts: calls.append(len(texts)) or
+                        real(t, texts))
+    texts = ["", "Hi", "  \n", *CORPUS[:7], LONG, "<|endoftext|> 🙂 é"]
+    for kw in (dict(prefix="bos"), dict(prefix=None, add_eos=True)):
+        calls.clear()
+        many = prep_mod.prepare_many(texts, Lm(), **kw)
+        assert calls[0] == len(texts) - 1  # the short ones in one batch call
+        for text, got in zip(texts, many, strict=True):
+            ref = prep_mod.prepare(text, Lm(), **kw)
+            for f in ("sequence", "target_offsets", "target_units", "target_is_eos",
+                      "unscored_ids", "unscored_offsets"):
+                np.testing.assert_array_equal(getattr(got, f), getattr(ref, f), err_msg=f)
+            assert got.text == text and got.prefix_token == ref.prefix_token
+    with pytest.raises(ValueError, match="lone surrogate"):
+        prep_mod.prepare_many(["fine", "bad \ud800"], Lm())

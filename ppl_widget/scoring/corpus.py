@@ -21,6 +21,7 @@ import shutil
 import signal
 import sys
 import time
+from collections.abc import Callable
 from typing import Any, TextIO
 
 import numpy as np
@@ -41,13 +42,15 @@ from ..core.windows import plan_windows
 from . import distributed
 from .corpus_batch import batch_end, end_row_rides, plan_items, run_batch, sort_items
 from .corpus_input import Documents, open_documents
+from .corpus_pipeline import BackgroundWriter, prefetched
 from .models import LoadedModel, load_model
-from .prepare import prepare
+from .prepare import Prepared, prepare_many
 from .scorer import (
     _decode_each,
     _Forward,
     _ids_in,
     _is_oom,
+    _pipeline_depth,
     auto_batch_size,
     resolve_window,
     score,
@@ -162,9 +165,14 @@ class _Run:
         done = self._done_ids()
         mine = [i for i in self.ranks.shard(len(self.docs)) if self.docs.ids[i] not in done]
         self.progress.start(len(self.docs), len(done), len(mine))
-        for k in range(0, len(mine), self.flush_docs):
-            rows = self._score_chunk(mine[k:k + self.flush_docs])
-            self._write_part(rows)
+        chunks = [mine[k:k + self.flush_docs] for k in range(0, len(mine), self.flush_docs)]
+        # on a GPU the next chunk is tokenized, and the last one assembled and written,
+        # meanwhile
+        beside = self.fwd is not None and _pipeline_depth(self.lm, self.fwd) > 1
+        with BackgroundWriter(lambda assemble: self._write_part(assemble()),
+                              enabled=beside) as writer:
+            for indices, (texts, preps) in prefetched(self._tokenize, chunks, beside):
+                writer.write(self._score_chunk(indices, texts, preps))
         self.progress.close()
         distributed.barrier(self.ranks)
         error = None
@@ -247,17 +255,26 @@ class _Run:
         shutil.rmtree(self.parts, ignore_errors=True)
 
     # ---- scoring -----------------------------------------------------------
-    def _score_chunk(self, indices: list[int]) -> list[tuple[int, str, ScoreResult]]:
-        t0 = time.perf_counter()
+    def _tokenize(self, indices: list[int]) -> tuple[list[str], list[Prepared] | None]:
+        """A chunk's texts, and for a causal LM each prepared as ``score`` prepares it."""
         texts = [self.docs.text(i) for i in indices]
-        if self.kind:
+        if self.kind:  # another model kind: score() tokenizes each document itself
+            return texts, None
+        return texts, prepare_many(texts, self.lm, prefix=self.prefix, add_eos=self.add_eos,
+                                   words=self.words)
+
+    def _score_chunk(self, indices: list[int], texts: list[str], preps: list[Prepared] | None,
+                     ) -> Callable[[], list[tuple[int, str, ScoreResult]]]:
+        """Score a chunk's windows; what it returns builds the documents' results (on a
+        GPU in the writer's thread, while the next chunk scores)."""
+        t0 = time.perf_counter()
+        if preps is None:
             results = [score(t, self.lm, max_length=self.max_length, stride=self.stride,
                              prefix=self.prefix, add_eos=self.add_eos, top_k=self.top_k,
                              batch_size=self.batch_size, words=self.words) for t in texts]
             self.progress.update(len(results), sum(len(r) for r in results))
-            return [(i, self.docs.ids[i], r) for i, r in zip(indices, results, strict=True)]
-        preps = [prepare(t, self.lm, prefix=self.prefix, add_eos=self.add_eos,
-                         words=self.words) for t in texts]
+            rows = [(i, self.docs.ids[i], r) for i, r in zip(indices, results, strict=True)]
+            return lambda: rows
         windows = [plan_windows(len(p.sequence), self.max_length, self.stride) for p in preps]
         want_bow = self.fwd.bow_mask is not None
         items = [it for d, (p, ws) in enumerate(zip(preps, windows, strict=True))
@@ -291,14 +308,16 @@ class _Run:
             start = end
         elapsed = time.perf_counter() - t0
         total = max(1, sum(len(p.target_ids) for p in preps))
-        rows = []
-        for d, (i, prep, ws) in enumerate(zip(indices, preps, windows, strict=True)):
-            result = self._assemble(prep, ws, d, got, elapsed * len(prep.target_ids) / total)
-            rows.append((i, self.docs.ids[i], result))
         empty = sum(1 for ws in windows if not ws)
         if empty:
             self.progress.update(empty, 0)
-        return rows
+
+        def assemble() -> list[tuple[int, str, ScoreResult]]:
+            return [(i, self.docs.ids[i],
+                     self._assemble(prep, ws, d, got, elapsed * len(prep.target_ids) / total))
+                    for d, (i, prep, ws) in enumerate(zip(indices, preps, windows,
+                                                          strict=True))]
+        return assemble
 
     def _assemble(self, prep: Any, windows: list, d: int,
                   got: dict[tuple[int, int], dict[str, np.ndarray]],
