@@ -80,3 +80,15 @@ def test_bench_prepare_ahead_smoke_compares_the_two_ways():
         assert 0 < float(first) <= float(total) and 0 <= float(over) < float(total)
     assert len(re.findall(r"^stride \d+: [\d.]+ s of device time; ahead saves", stdout,
                           re.M)) == 2
+
+
+def test_bench_corpus_host_smoke_compares_the_two_ways():
+    stdout = run_bench("bench_corpus_host.py")
+    num = r"([\d.]+) s"
+    rows = re.findall(rf"^\| (in turn|beside)[^|]* \| {num} \| {num} \| {num} \| [\d,]+ \|$",
+                      stdout, re.M)
+    assert [r[0] for r in rows] == ["in turn", "beside"], stdout
+    for _way, total, busy, over in rows:
+        assert abs(float(total) - float(busy) - float(over)) < 0.0015
+        assert float(busy) > 0
+    assert rows[0][2] == rows[1][2]  # the same device work both ways
