@@ -201,3 +201,22 @@ def test_long_text_prepared_ahead_on_gpu_equals_prepared_first(monkeypatch):
     for name in ("token_ids", "offsets", "surprisal", "entropy", "rank", "topk_ids"):
         np.testing.assert_array_equal(getattr(ahead, name), getattr(first, name))
     assert ahead.settings == first.settings
+
+
+def test_corpus_on_gpu_with_host_work_beside_equals_it_in_turn(tmp_path, monkeypatch):
+    pytest.importorskip("pyarrow")
+    from conftest import CORPUS
+
+    from ppl_widget import score_corpus
+    from ppl_widget.scoring import corpus
+
+    docs = {"long": TEXT, **{f"s{i}": t for i, t in enumerate(CORPUS[:9])}, "empty": ""}
+    lm = on_gpu(_tiny("gpt2"), "float32")
+    opts = dict(max_length=32, stride=16, batch_size=4, flush_docs=3, progress=False)
+    beside = score_corpus(docs, tmp_path / "a.parquet", lm, **opts)  # on CUDA: beside
+    monkeypatch.setattr(corpus, "_pipeline_depth", lambda *_: 1)
+    in_turn = score_corpus(docs, tmp_path / "b.parquet", lm, **opts)
+    for doc_id in docs:
+        for name in ("token_ids", "offsets", "surprisal", "entropy", "rank", "topk_ids"):
+            np.testing.assert_array_equal(getattr(beside[doc_id], name),
+                                          getattr(in_turn[doc_id], name))
