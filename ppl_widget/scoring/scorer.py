@@ -435,7 +435,7 @@ def _run(prep: Prepared | PreparingText, windows: list[Window] | None, forward: 
         if len(positions) > known:
             known = len(positions)
             windows = plan_windows_of_start(known, max_length, stride)
-            sequence = torch.as_tensor(positions, device=lm.device)
+            sequence = _extend_on_device(sequence, positions, lm.device)
 
     def settle() -> None:
         """Wait for the whole text prepared ahead; its windows go on from those in flight."""
@@ -445,7 +445,7 @@ def _run(prep: Prepared | PreparingText, windows: list[Window] | None, forward: 
         full = plan_windows(len(prep.sequence), max_length, stride)
         assert full[:i] == windows[:i], "the start's windows are the whole text's"
         windows = full
-        sequence = torch.as_tensor(prep.sequence, device=lm.device)
+        sequence = _extend_on_device(sequence, prep.sequence, lm.device)
         total = len(prep.target_ids)
         settings.update(prefix_token=prep.prefix_token, n_windows=len(full))
 
@@ -541,6 +541,21 @@ def _run(prep: Prepared | PreparingText, windows: list[Window] | None, forward: 
         yield ScoreProgress(start=done, chunk=empty_token_arrays(forward.top_k), new_vocab={},
                             done=done, total=total, elapsed_s=elapsed, finished=done == total,
                             cancelled=cancelled, _build=snapshot(len(parts), done, elapsed))
+
+
+def _extend_on_device(sequence: Any, positions: np.ndarray, device: Any) -> Any:
+    """``positions`` as a device tensor, given ``sequence``, a device copy of its start
+    (or None).  On CUDA only the new positions are copied, through pinned memory and
+    without waiting: a plain copy from host memory waits for every batch in flight."""
+    import torch
+
+    start = 0 if sequence is None else len(sequence)
+    new = torch.from_numpy(np.ascontiguousarray(positions[start:], dtype=np.int64))
+    if device.type == "cuda":
+        new = new.pin_memory().to(device, non_blocking=True)
+    else:
+        new = new.to(device)
+    return new if sequence is None else torch.cat([sequence, new])
 
 
 def _pipeline_depth(lm: LoadedModel, forward: Any) -> int:
