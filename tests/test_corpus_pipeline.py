@@ -96,7 +96,7 @@ def test_corpus_run_with_host_work_beside_equals_one_in_turn(tiny_gpt2, tmp_path
     pytest.importorskip("torch")
     pytest.importorskip("pyarrow")
     from ppl_widget import score_corpus
-    from ppl_widget.scoring import corpus, corpus_pipeline
+    from ppl_widget.scoring import corpus
 
     opts = dict(max_length=32, stride=16, top_k=3, batch_size=3, flush_docs=3, progress=False)
     in_turn = score_corpus(DOCS, tmp_path / "a.parquet", tiny_gpt2, **opts)
@@ -129,4 +129,3 @@ def test_corpus_run_with_host_work_beside_equals_one_in_turn(tiny_gpt2, tmp_path
         for name in ("token_ids", "offsets", "surprisal", "entropy", "rank", "topk_ids"):
             np.testing.assert_array_equal(getattr(a, name), getattr(b, name), err_msg=name)
     assert in_turn.metrics() == beside.metrics()
-    assert corpus_pipeline.prefetched is corpus.prefetched  # the run used these helpers

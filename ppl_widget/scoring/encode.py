@@ -33,13 +33,9 @@ def _encode(tokenizer: Any, texts: list[str]) -> list[tuple[np.ndarray, np.ndarr
 
 
 def encode_many(tokenizer: Any, texts: list[str]) -> list[tuple[np.ndarray, np.ndarray]]:
-    """Ids and offsets of each text, as one call on it would give; a fast tokenizer
-    encodes them in one batch call (all cores)."""
-    if not texts:
-        return []
-    if getattr(tokenizer, "is_fast", False):
-        return _encode(tokenizer, texts)
-    return [_encode(tokenizer, [t])[0] for t in texts]
+    """Ids and offsets of each text, as one call on it would give, from one batch call
+    (a fast tokenizer runs it on all cores)."""
+    return _encode(tokenizer, texts) if texts else []
 
 
 def next_cut(text: str, pos: int) -> int | None:

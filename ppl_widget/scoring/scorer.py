@@ -394,9 +394,9 @@ def _run(prep: Prepared | PreparingText, windows: list[Window] | None, forward: 
 
     max_length, stride = settings["max_length"], settings["stride"]
     ahead = prep if isinstance(prep, PreparingText) else None
-    known = 0  # input positions final so far, while the text is prepared ahead
-    if ahead is not None:
-        windows, sequence = [], None
+    if ahead is not None:  # the device holds the positions final so far
+        sequence = _extend_on_device(None, ahead.known(), lm.device)
+        windows = plan_windows_of_start(len(sequence), max_length, stride)
         total = -1  # not known until the whole text is tokenized
     else:
         sequence = torch.as_tensor(prep.sequence, device=lm.device)
@@ -430,11 +430,10 @@ def _run(prep: Prepared | PreparingText, windows: list[Window] | None, forward: 
 
     def grow() -> None:
         """Take in what the thread has tokenized since: more windows are final."""
-        nonlocal windows, sequence, known
+        nonlocal windows, sequence
         positions = ahead.known()
-        if len(positions) > known:
-            known = len(positions)
-            windows = plan_windows_of_start(known, max_length, stride)
+        if len(positions) > len(sequence):
+            windows = plan_windows_of_start(len(positions), max_length, stride)
             sequence = _extend_on_device(sequence, positions, lm.device)
 
     def settle() -> None:
@@ -501,7 +500,7 @@ def _run(prep: Prepared | PreparingText, windows: list[Window] | None, forward: 
             continue
         if ahead is not None:
             if len(in_flight) < AHEAD_IN_FLIGHT and not ahead.finished:
-                ahead.wait_for_more(known)  # too little text for a full batch yet
+                ahead.wait_for_more(len(sequence))  # too little text for a full batch yet
             else:  # the batches in flight need their tokens' spans: the whole text
                 settle()
             continue
