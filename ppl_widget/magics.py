@@ -165,12 +165,11 @@ class PplMagics(Magics):
         cfg = self.config_values
         cache_key = (key, cfg["device"], cfg["dtype"])
         if cache_key not in self._models:
-            from .scoring.models import ModelLoadError, load_model
-            from .scoring.scorer import _as_loaded
+            from .scoring.models import ModelLoadError, as_loaded, load_model
 
             try:
                 if spec is None and cfg["device"] == cfg["dtype"] == "auto":
-                    lm = _as_loaded(None)  # the scorer's process-wide default
+                    lm = as_loaded(None)  # the scorer's process-wide default
                 else:
                     lm = load_model(spec, device=cfg["device"], dtype=cfg["dtype"])
             except (ModelLoadError, TypeError, ValueError) as exc:

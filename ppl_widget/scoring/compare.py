@@ -326,7 +326,7 @@ def iter_compare(text: str, models: Sequence[Any], *, keep_models: bool = False,
     (an Event or a callable) stops the running model within one batch and skips
     the rest.
     """
-    from .scorer import _as_loaded
+    from .models import as_loaded
 
     freed: list[Any] = []  # devices of models to release once the consumer moved on
     for k, spec in enumerate(models):
@@ -337,7 +337,7 @@ def iter_compare(text: str, models: Sequence[Any], *, keep_models: bool = False,
             return
         owned = _is_spec(spec) and spec is not None
         if spec is None:
-            lm = _as_loaded(None)  # the default model, cached by the scorer anyway
+            lm = as_loaded(None)  # the default model, cached by the scorer anyway
         elif owned:
             lm = load_model(spec, device=device, dtype=dtype)
         elif isinstance(spec, tuple | list):

@@ -9,6 +9,7 @@ import importlib.util
 import os
 import shutil
 import tempfile
+import threading
 import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -430,7 +431,9 @@ def load_model(spec: Any = None, *, device: str | Any = "auto", dtype: str | Any
         raise
     except Exception as exc:  # anything else from transformers or torch, in one line
         shown = spec if isinstance(spec, str | os.PathLike) else type(spec).__name__
-        raise ModelLoadError(f"could not load model {str(shown)!r}: {_one_line(exc)}") from exc
+        what = (f"the default model {DEFAULT_MODEL_NAME}" if spec is None
+                else f"model {str(shown)!r}")
+        raise ModelLoadError(f"could not load {what}: {_one_line(exc)}") from exc
 
 
 def _load_model(spec: Any, device: str | Any, dtype: str | Any,
@@ -488,3 +491,22 @@ def _load_model(spec: Any, device: str | Any, dtype: str | Any,
             dev = model.get_input_embeddings().weight.device
     model.eval()
     return LoadedModel(model=model, tokenizer=tokenizer, name=str(name), device=dev, dtype=dt)
+
+
+_default_model: LoadedModel | None = None
+_default_lock = threading.Lock()
+
+
+def as_loaded(lm: Any) -> Any:
+    """Anything ``load_model`` takes, as something the scorer can use.  ``None`` is the
+    embedded default model, loaded once per process: concurrent callers (several widgets
+    started at once) wait for that one load and share it."""
+    global _default_model
+    if isinstance(lm, LoadedModel) or hasattr(lm, "make_forward"):  # e.g. an NGramModel
+        return lm
+    if lm is None:
+        with _default_lock:
+            if _default_model is None:
+                _default_model = load_model(None)
+            return _default_model
+    return load_model(lm)

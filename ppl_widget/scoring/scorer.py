@@ -20,7 +20,7 @@ from ..core.result import TOKEN_ARRAYS, ScoreResult, empty_token_arrays
 from ..core.text_units import DEFAULT_WORD_PATTERN, WordSpec
 from ..core.validation import as_count
 from ..core.windows import Window, check_window_params, plan_windows, plan_windows_of_start
-from .models import LoadedModel, load_model
+from .models import LoadedModel, as_loaded
 from .prepare import Prepared, PreparingText, prepare, prepare_ahead
 
 #: Most fp32 logits (rows x vocabulary) alive at once: 64 Mi floats = 256 MiB.
@@ -342,7 +342,7 @@ def stream(text: str, lm: Any = None, *, max_length: int | None = None, stride: 
     starts at the first window holding a changed token (scoring/incremental.py).
     ``result.settings["reused_tokens"]`` says how many were kept.
     """
-    lm = _as_loaded(lm)
+    lm = as_loaded(lm)
     top_k = as_count("top_k", top_k, minimum=0, rule="a non-negative integer")
     max_length, stride = resolve_window(lm, max_length, stride)
     if batch_size == "auto":
@@ -603,21 +603,6 @@ def _plain_fast_decode(tokenizer: Any) -> bool:
             and getattr(tokenizer, "clean_up_tokenization_spaces", True) is False
             and all(getattr(cls, m, None) is getattr(PreTrainedTokenizerFast, m, None)
                     for m in ("decode", "batch_decode", "_decode")))
-
-
-_default_model: LoadedModel | None = None
-
-
-def _as_loaded(lm: Any) -> LoadedModel:
-    """Anything ``load_model`` takes; the default model is loaded once per process."""
-    global _default_model
-    if isinstance(lm, LoadedModel) or hasattr(lm, "make_forward"):  # e.g. an NGramModel
-        return lm
-    if lm is None:
-        if _default_model is None:
-            _default_model = load_model(None)
-        return _default_model
-    return load_model(lm)
 
 
 def score(text: str, lm: Any = None, *, max_length: int | None = None, stride: int | None = None,

@@ -273,11 +273,12 @@ def stride_sweep_frame(text: str, lm: Any = None, *, max_length: int,
     warm-up run keeps the first stride's timing honest."""
     import pandas as pd
 
-    from ..scoring.scorer import _as_loaded, score
+    from ..scoring.models import as_loaded
+    from ..scoring.scorer import score
 
     if not strides:
         raise ValueError("strides must list at least one stride (1 <= stride <= max_length)")
-    lm = _as_loaded(lm)
+    lm = as_loaded(lm)
     if warmup:
         score(text[:200], lm, max_length=max_length, stride=max(strides), **score_options)
     rows = []

@@ -14,8 +14,8 @@ import traitlets
 
 from ..core.result import TOKEN_ARRAYS, ScoreResult
 from ..core.text_units import TextUnits, WordSpec
-from ..scoring.models import LoadedModel
-from ..scoring.scorer import ScoreProgress, ScoringError, _as_loaded, stream
+from ..scoring.models import LoadedModel, as_loaded
+from ..scoring.scorer import ScoreProgress, ScoringError, stream
 from . import protocol as P
 from .widget_levels import LevelAssigner, final_metrics, with_levels, word_corrected
 from .widget_settings import Count, Prefix, SettingError, check_options, check_window
@@ -274,7 +274,7 @@ class PerplexityWidget(anywidget.AnyWidget):
         try:
             if self._lm is None:
                 self.status = "loading"
-                self._lm = _as_loaded(self._model_spec)
+                self._lm = as_loaded(self._model_spec)
             lm = self._lm
             self.status = "scoring"
             text = self.text  # read once: an edit while starting is the next run's
