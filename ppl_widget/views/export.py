@@ -39,7 +39,7 @@ _TERMINAL = ("done", "cancelled", "error")
 # which the view's theme detection then reads.
 _HOST_CSS = """\
 .pplw-static .pplw-form, .pplw-static .pplw-progress .pplw-btn,
-.pplw-static .pplc-cancel { display: none !important; }
+.pplw-static .pplc-cancel, .pplw-static .pplw-editor-wrap { display: none !important; }
 .pplw-static-ready > .pplw-static-summary { display: none; }
 .pplw-static-summary, .pplw-static-error { font: 13px/1.4 system-ui, sans-serif; margin: 4px 0; }
 .pplw-static-error { color: #b00020; }
@@ -313,7 +313,12 @@ def with_static_fallback(widget: PerplexityWidget, bundle: Any) -> Any:
 
 def _bundle_of(widget: PerplexityWidget) -> tuple[dict, dict]:
     bundle = widget._repr_mimebundle_()
-    return bundle if isinstance(bundle, tuple) else (bundle, {})
+    data, metadata = bundle if isinstance(bundle, tuple) else (bundle, {})
+    if getattr(widget, "_pplw_static", False):  # shown where no front end draws it
+        from .headless import static_bundle
+
+        data, metadata = static_bundle(data, metadata)
+    return data, metadata
 
 
 def _display_id(widget: PerplexityWidget) -> str:
@@ -325,9 +330,16 @@ def display_widget(widget: PerplexityWidget) -> None:
     notebook saved afterwards holds the final page as its text/html.
 
     The update goes to every output of this widget (all share the id); in a live
-    front end it redraws the widget view once, from its synced final state."""
+    front end it redraws the widget view once, from its synced final state.  Where no
+    front end will draw it (views/headless.py: nbconvert, Jupyter Book) the display
+    waits for the result and shows only the static page."""
     from IPython.display import display
 
+    from .headless import no_front_end
+
+    if no_front_end():
+        widget.wait(raise_error=False)
+        widget._pplw_static = True
     data, metadata = _bundle_of(widget)
     display(data, metadata=metadata, raw=True, display_id=_display_id(widget))
     if not getattr(widget, "_pplw_fallback_watched", False):

@@ -5,7 +5,8 @@ notebook's metadata holds the widget's saved state, and that view needs ipywidge
 HTML manager from a CDN: offline it is blank.  ``nbconvert --execute`` saves widget
 state by default.  Every ppl-widget output also carries its static page as text/html;
 this drops the widget view from those outputs (and the state only they used), so the
-static page is what nbconvert shows.  Other widgets are left as they are.
+static page is what nbconvert shows.  Outputs that ``--execute`` already made static
+(views/headless.py) lose their unused saved state too.  Other widgets are left as they are.
 
     jupyter nbconvert --execute --to html \\
         --HTMLExporter.preprocessors=ppl_widget.StaticWidgetOutputs lesson.ipynb
@@ -16,7 +17,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+from .headless import STATIC_OUTPUT, WIDGET_VIEW
+
 WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
 # the opening of export.fragment's page: only our static pages start this way
 _STATIC_PAGE = re.compile(r'^\s*<div class="pplw-static pplw-static-[0-9a-f]+">')
@@ -51,6 +53,9 @@ def use_static_pages(nb: Any) -> int:
     for cell in nb.get("cells", []):
         for output in cell.get("outputs", []):
             data = output.get("data", {})
+            static = output.get("metadata", {}).get(STATIC_OUTPUT)
+            if isinstance(static, dict):  # shown static already (views/headless.py)
+                ours.add(static.get("model_id"))
             if WIDGET_VIEW not in data:
                 continue
             model_id = data[WIDGET_VIEW].get("model_id")
