@@ -196,7 +196,8 @@ def test_nbconvert_html_offline(offline, tmp_path):
     res = ScoreResult.from_dict(json.loads(printed))
     out = nb.cells[1].outputs
     assert len(out) == 1 and "text/html" in out[0]["data"]
-    assert "application/vnd.jupyter.widget-view+json" in out[0]["data"]
+    # nbclient is no front end (views/headless.py): the output is the static page alone
+    assert "application/vnd.jupyter.widget-view+json" not in out[0]["data"]
     body, _ = HTMLExporter().from_notebook_node(nb)
     path = tmp_path / "notebook.html"
     path.write_text(body, encoding="utf-8")
@@ -210,9 +211,11 @@ def test_nbconvert_html_offline(offline, tmp_path):
 
 
 def test_nbconvert_execute_with_saved_state_offline(offline, tmp_path):
-    """`nbconvert --execute` saves widget state, and with it nbconvert draws the widget
-    view, which needs a CDN (blank offline).  The documented one-liner with
-    ppl_widget.StaticWidgetOutputs shows the static page instead."""
+    """`nbconvert --execute` saves widget state; with it nbconvert would draw a widget
+    view, which needs a CDN (blank offline).  Executed with no front end, the widget's
+    output is its static page alone, so the default route shows it; the documented
+    one-liner with ppl_widget.StaticWidgetOutputs also drops the saved state, so the page
+    asks the network for no widget manager."""
     import json
     import subprocess
     import sys
@@ -233,10 +236,10 @@ def test_nbconvert_execute_with_saved_state_offline(offline, tmp_path):
                        capture_output=True, timeout=600, env=env)
         return (tmp_path / "lesson.html").read_text(encoding="utf-8")
 
-    # without it: the widget view from saved state, no static page (the problem)
+    # without it: the static page, but the saved state still loads the widget manager
     plain = run()
-    assert "application/vnd.jupyter.widget-view+json" in plain
-    assert "pplw-static" not in plain
+    assert '<script type="application/vnd.jupyter.widget-view+json">' not in plain
+    assert "pplw-static" in plain and "html-manager" in plain
     body = run("--HTMLExporter.preprocessors=ppl_widget.StaticWidgetOutputs")
     assert "pplw-static" in body
     assert "application/vnd.jupyter.widget-view+json" not in body
