@@ -113,3 +113,25 @@ def page(browser, request):
     ARTIFACTS.mkdir(exist_ok=True)
     pg.screenshot(path=str(ARTIFACTS / f"{request.node.name}-final.png"))
     context.close()
+
+
+def offline_context(browser, allowed: str = "file:", height: int = 1000):
+    """(context, page): every request not starting with ``allowed`` is aborted and
+    recorded in ``page.attempted``; uncaught page errors land in ``page.errors``, dialogs
+    (an ``alert()`` that ran) in ``page.dialogs``."""
+    context = browser.new_context(viewport={"width": 1280, "height": height})
+    attempted: list[str] = []
+
+    def route(r):
+        if r.request.url.startswith(allowed):
+            r.continue_()
+        else:
+            attempted.append(r.request.url)
+            r.abort()
+
+    context.route("**/*", route)
+    pg = context.new_page()
+    pg.attempted, pg.errors, pg.dialogs = attempted, [], []
+    pg.on("pageerror", lambda e: pg.errors.append(str(e)))
+    pg.on("dialog", lambda d: (pg.dialogs.append(d.message), d.dismiss()))
+    return context, pg

@@ -12,7 +12,7 @@ import pytest
 
 from ppl_widget import score
 
-from .conftest import ARTIFACTS, ROOT
+from .conftest import ARTIFACTS, ROOT, offline_context
 
 pytestmark = pytest.mark.browser
 
@@ -26,22 +26,7 @@ PPL_KEYS = ("token_ppl", "word_ppl", "char_ppl", "byte_ppl")
 @pytest.fixture
 def offline(browser, request):
     """A page whose every request other than file: is aborted, and recorded."""
-    context = browser.new_context(viewport={"width": 1280, "height": 900})
-    attempted: list[str] = []
-
-    def route(r):
-        url = r.request.url
-        if url.startswith("file:"):
-            r.continue_()
-        else:
-            attempted.append(url)
-            r.abort()
-
-    context.route("**/*", route)
-    pg = context.new_page()
-    pg.dialogs, pg.errors, pg.attempted = [], [], attempted
-    pg.on("dialog", lambda d: (pg.dialogs.append(d.message), d.dismiss()))
-    pg.on("pageerror", lambda e: pg.errors.append(str(e)))
+    context, pg = offline_context(browser, height=900)
     yield pg
     ARTIFACTS.mkdir(exist_ok=True)
     pg.screenshot(path=str(ARTIFACTS / f"{request.node.name}-final.png"), full_page=True)

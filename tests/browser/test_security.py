@@ -19,7 +19,7 @@ import time
 import nbformat
 import pytest
 
-from .conftest import ARTIFACTS, ROOT
+from .conftest import ARTIFACTS, ROOT, offline_context
 from .test_jupyterlab import (
     WIDGET,
     open_notebook,
@@ -202,20 +202,7 @@ def test_reload_from_saved_widget_state_keeps_payloads_inert(battery, lab):
 @pytest.fixture
 def offline(browser):
     """A page whose every request other than file: is aborted and recorded."""
-    context = browser.new_context(viewport={"width": 1280, "height": 900})
-    attempted: list[str] = []
-
-    def route(r):
-        if r.request.url.startswith("file:"):
-            r.continue_()
-        else:
-            attempted.append(r.request.url)
-            r.abort()
-
-    context.route("**/*", route)
-    pg = context.new_page()
-    pg.dialogs, pg.attempted = [], attempted
-    pg.on("dialog", lambda d: (pg.dialogs.append(d.message), d.dismiss()))
+    context, pg = offline_context(browser, height=900)
     yield pg
     context.close()
 
