@@ -1,4 +1,4 @@
-"""``ppl-widget score-corpus INPUT --out OUT.parquet`` (wired into ``cli.py``)."""
+"""``ppl-widget score-corpus INPUT --out OUT.parquet`` (wired into ``cli/__init__.py``)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import argparse
 from collections.abc import Callable
 from typing import TextIO
 
-from .cli import add_score_options
+from . import add_score_options
 
 
 def add_parser(sub: argparse._SubParsersAction, count: Callable[[str], int]) -> None:
@@ -36,8 +36,8 @@ def add_parser(sub: argparse._SubParsersAction, count: Callable[[str], int]) -> 
 
 
 def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    from .cli import check_counts, format_metrics
-    from .scoring.corpus import score_corpus
+    from . import check_counts, format_metrics
+    from ..scoring.corpus import score_corpus
 
     check_counts(args)
     batch = args.batch_size if args.batch_size == "auto" else _int(args.batch_size)

@@ -9,8 +9,8 @@ import sys
 from collections.abc import Callable
 from typing import TextIO
 
-from .core.metrics import METRIC_KEYS
-from .core.validation import as_count
+from ..core.metrics import METRIC_KEYS
+from ..core.validation import as_count
 
 
 def _progress_bar(done: int, total: int, rate: float, eta: float, width: int = 30) -> str:
@@ -82,7 +82,7 @@ def _count(text: str) -> int:
 
 def check_counts(args: argparse.Namespace) -> None:
     """The window and top-k rules, checked before a model is loaded (seconds to minutes)."""
-    from .core.windows import check_window_params
+    from ..core.windows import check_window_params
 
     as_count("top_k", args.top_k, minimum=0, rule="a non-negative integer")
     if args.max_length is not None:
@@ -118,15 +118,15 @@ def build_parser() -> argparse.ArgumentParser:
                    help="the file's text encoding (default utf-8; e.g. latin-1, cp1252)")
     add_score_options(p, _count)
     p.add_argument("--json", metavar="OUT", help="write the full per-token result here")
-    from .corpus_cli import add_parser as add_corpus_parser  # score-corpus (corpus_cli.py)
+    from .corpus import add_parser as add_corpus_parser  # score-corpus (cli/corpus.py)
 
     add_corpus_parser(sub, _count)
     return parser
 
 
 def run_score(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    from .scoring.models import load_model
-    from .scoring.scorer import ScoringError, stream
+    from ..scoring.models import load_model
+    from ..scoring.scorer import ScoringError, stream
 
     check_counts(args)
     text = _read_text(args.file, args.encoding)
@@ -163,7 +163,7 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         if args.command == "score-corpus":
-            from .corpus_cli import run as run_corpus
+            from .corpus import run as run_corpus
 
             return run_corpus(args, sys.stdout, sys.stderr)
         return run_score(args, sys.stdout, sys.stderr)
