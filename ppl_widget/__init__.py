@@ -28,7 +28,7 @@ _LAZY = {
     "ComparisonWidget": "views.compare_widget",
     "StaticWidgetOutputs": "views.offline_notebook",
     "compare": "scoring.compare",
-    "Comparison": "scoring.compare",
+    "Comparison": "core.comparison",
     "Unigram": "core.unigram",
     "NGramModel": "scoring.ngram",
     "score_corpus": "scoring.corpus",
