@@ -15,29 +15,8 @@ import numpy as np
 
 from .metrics import LN2, summarize, unigram_normalized_perplexity
 from .text_units import TextUnits
+from .tokens import TOKEN_ARRAYS, empty_token_arrays  # defined there, importable here too
 from .validation import as_count
-
-#: Per-token arrays, with the dtype each is stored in.
-TOKEN_ARRAYS: dict[str, Any] = {
-    "token_ids": np.int64,
-    "offsets": np.int64,  # (n, 2) code-point spans that tile the scored text
-    "surprisal": np.float64,  # nats
-    "entropy": np.float64,  # nats, of the full predictive distribution
-    "rank": np.int64,  # 1 = the model's most probable token
-    "context_length": np.int64,  # input positions the token was predicted from
-    "topk_ids": np.int64,  # (n, top_k)
-    "topk_probs": np.float64,  # (n, top_k)
-    "units": np.int64,  # (n, 3): words, chars, bytes attributed to the token
-    "is_eos": np.bool_,
-    # b(i): probability, where token i is predicted, that the next token begins a word
-    # (whitespace-initial vocabulary items + EOS); NaN where the model kind lacks it
-    "bow_prob": np.float64,
-}
-
-
-def empty_token_arrays(top_k: int) -> dict[str, np.ndarray]:
-    shapes = {"offsets": (0, 2), "units": (0, 3), "topk_ids": (0, top_k), "topk_probs": (0, top_k)}
-    return {k: np.zeros(shapes.get(k, (0,)), dtype=t) for k, t in TOKEN_ARRAYS.items()}
 
 
 @dataclass(eq=False)
