@@ -18,6 +18,7 @@ import numpy as np
 
 from .levels import assign_tokens, unit_spans
 from .metrics import LN2
+from .providers import provider
 from .result import ScoreResult
 
 #: Columns of ``Comparison.table()``, in order (the metrics() keys the issue lists).
@@ -199,20 +200,16 @@ class Comparison:
                                 "predicted the word better")
         return frame
 
-    # ---- views (forwarders to the views layer) ---------------------------
+    # ---- views (the views' work, registered with core/providers.py) ------
     def chart(self, a: int | str = 0, b: int | str = 1, **options: Any) -> Any:
         """Altair chart: per-unit perplexities side by side, and per-word surprisal of
         ``a`` against ``b`` (see ``ppl_widget.charts.comparison``)."""
-        from ..views.charts import comparison
-
-        return comparison(self, a=a, b=b, **options)
+        return provider("comparison_chart")(self, a=a, b=b, **options)
 
     def widget(self, a: int | str = 0, b: int | str = 1) -> Any:
         """The comparison view of these results (``ComparisonWidget``): each word
         coloured by the surprisal of ``a`` minus ``b``; nothing is scored again."""
-        from ..views.compare_widget import ComparisonWidget
-
-        return ComparisonWidget.from_comparison(self, a, b)
+        return provider("comparison_widget")(self, a, b)
 
     def to_html(self, path: Any = None, a: int | str = 0, b: int | str = 1) -> str:
         """The comparison view as one self-contained HTML page (no kernel, no network)."""

@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from .metrics import LN2, summarize, unigram_normalized_perplexity
+from .providers import provider
 from .text_units import TextUnits
 from .tokens import TOKEN_ARRAYS, empty_token_arrays  # defined there, importable here too
 from .validation import as_count
@@ -285,10 +286,9 @@ class ScoreResult:
 
     def to_html(self, path: Any = None, **view: Any) -> str:
         """One self-contained HTML page showing this result as the widget does (no kernel,
-        no network); written to ``path`` when given.  See ``views.export.result_to_html``."""
-        from ..views.export import result_to_html  # upward on purpose: tests/test_layers.py
-
-        return result_to_html(self, path, **view)
+        no network); written to ``path`` when given.  See ``views.export.result_to_html``
+        (the views' work: registered with ``core/providers.py`` by the package)."""
+        return provider("result_to_html")(self, path, **view)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> ScoreResult:
