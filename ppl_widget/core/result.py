@@ -6,13 +6,13 @@ Pure numpy: a result can be saved, loaded and summarised without torch.
 from __future__ import annotations
 
 import json
-import math
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
 import numpy as np
 
+from .jsonable import float_of_json, json_safe
 from .metrics import LN2, summarize, unigram_normalized_perplexity
 from .providers import provider
 from .text_units import TextUnits
@@ -253,29 +253,27 @@ class ScoreResult:
         return cls(text=text, **arrays, **meta)
 
     def to_dict(self) -> dict[str, Any]:
-        """Everything, as JSON-ready Python objects (per-token lists, metrics, settings)."""
-        m = {k: (None if isinstance(v, float) and math.isnan(v) else v)
-             for k, v in self.metrics().items()}
-        return {
+        """Everything, as JSON-ready Python objects (per-token lists, metrics, settings);
+        NaN is null and an infinity the string "Infinity" (``core/jsonable.py``)."""
+        return json_safe({
             "text": self.text,
             "settings": self.settings,
             "partial": self.partial,
             "total_tokens": self.total_tokens,
             "elapsed_s": self.elapsed_s,
-            "bow_prob_end": None if math.isnan(self.bow_prob_end) else self.bow_prob_end,
-            "metrics": m,
+            "bow_prob_end": self.bow_prob_end,
+            "metrics": self.metrics(),
             "conventions": self.conventions(),
-            "unscored": {"token_ids": self.unscored_token_ids.tolist(),
-                         "offsets": self.unscored_offsets.tolist()},
+            "unscored": {"token_ids": self.unscored_token_ids,
+                         "offsets": self.unscored_offsets},
             "tokens": {
                 "text": self.tokens,
-                **{k: getattr(self, k).tolist() for k in TOKEN_ARRAYS},
-                "bow_prob": [None if math.isnan(x) else x for x in self.bow_prob.tolist()],
-                "surprisal_bits": self.surprisal_bits.tolist(),
-                "probability": self.probability.tolist(),
+                **{k: getattr(self, k) for k in TOKEN_ARRAYS},
+                "surprisal_bits": self.surprisal_bits,
+                "probability": self.probability,
             },
-            "vocab": {str(k): v for k, v in self.vocab.items()},
-        }
+            "vocab": self.vocab,
+        })
 
     def to_json(self, path: str | None = None, **kwargs: Any) -> str:
         data = json.dumps(self.to_dict(), ensure_ascii=False, **kwargs)
@@ -294,7 +292,8 @@ class ScoreResult:
     def from_dict(cls, data: dict[str, Any]) -> ScoreResult:
         tok = data["tokens"]
         top_k = int(data.get("settings", {}).get("top_k", 0))
-        arrays = {k: np.asarray(tok[k]) for k in TOKEN_ARRAYS if k in tok}
+        # dtype given: null and "Infinity" read back as NaN and infinities (core/jsonable.py)
+        arrays = {k: np.asarray(tok[k], dtype=t) for k, t in TOKEN_ARRAYS.items() if k in tok}
         n = len(arrays["token_ids"])
         arrays.setdefault("bow_prob", np.full(n, np.nan))  # saved before b(i) existed
         for k, cols in (("offsets", 2), ("units", 3), ("topk_ids", top_k), ("topk_probs", top_k)):
@@ -305,8 +304,9 @@ class ScoreResult:
             unscored_token_ids=data["unscored"]["token_ids"],
             unscored_offsets=data["unscored"]["offsets"],
             settings=data.get("settings", {}), partial=data.get("partial", False),
-            total_tokens=data.get("total_tokens"), elapsed_s=data.get("elapsed_s", 0.0),
-            bow_prob_end=_float(data.get("bow_prob_end")),
+            total_tokens=data.get("total_tokens"),
+            elapsed_s=float_of_json(data.get("elapsed_s", 0.0)),
+            bow_prob_end=float_of_json(data.get("bow_prob_end")),
         )
 
     def units_of_text(self, words: Any = None) -> TextUnits:
@@ -319,7 +319,3 @@ class ScoreResult:
                 f"token_ppl={m['token_ppl']:.4g}, word_ppl={m['word_ppl']:.4g}, "
                 f"bits_per_byte={m['bits_per_byte']:.4g}>")
 
-
-def _float(value: Any) -> float:
-    """JSON null (NaN when saved) back to NaN."""
-    return float("nan") if value is None else float(value)
