@@ -1,176 +1,34 @@
-"""``ppl-widget score FILE``: score a text file, print the metrics table."""
+"""The command line ``ppl-widget`` (also ``python -m ppl_widget``): ``main`` and its parser.
+One subcommand a file (``score.py``, ``corpus.py``); the options they share: ``options.py``.
+"""
 
 from __future__ import annotations
 
 import argparse
-import codecs
-import math
 import sys
-from collections.abc import Callable
-from typing import TextIO
 
-from ..core.metrics import METRIC_KEYS
-from ..core.validation import as_count
+from . import corpus, score
+from .options import add_score_options, check_counts  # noqa: F401  (importable from here)
+from .score import format_metrics  # noqa: F401  (importable from here)
+from .score import run as run_score  # noqa: F401  (importable from here)
 
-
-def _progress_bar(done: int, total: int, rate: float, eta: float, width: int = 30) -> str:
-    frac = done / total if total else 1.0
-    filled = int(round(frac * width))
-    rate_s = f"{rate:,.0f} tok/s" if math.isfinite(rate) else "-- tok/s"
-    eta_s = f"{eta:,.0f}s left" if math.isfinite(eta) else ""
-    bar = "#" * filled + "." * (width - filled)
-    return f"\r[{bar}] {done:,}/{total:,} tokens  {rate_s}  {eta_s}"
-
-
-def format_metrics(metrics: dict, conventions: str = "") -> str:
-    """The metrics as an aligned two-column table."""
-    labels = {
-        "total_nll": "total NLL (nats)", "total_bits": "total (bits)",
-        "n_tokens": "tokens scored", "n_words": "words", "n_chars": "characters",
-        "n_bytes": "bytes (UTF-8)", "token_ppl": "perplexity / token",
-        "word_ppl": "perplexity / word", "char_ppl": "perplexity / character",
-        "byte_ppl": "perplexity / byte", "bits_per_token": "bits / token",
-        "bits_per_char": "bits / character", "bits_per_byte": "bits / byte",
-    }
-    lines = []
-    for key in METRIC_KEYS:
-        value = metrics[key]
-        shown = f"{value:,}" if isinstance(value, int) else f"{value:,.6g}"
-        lines.append(f"{labels[key]:<24}{shown:>16}")
-    if metrics.get("partial"):
-        lines.append("PARTIAL: scoring stopped before the end of the text")
-    if conventions:
-        lines.append(conventions)
-    return "\n".join(lines)
-
-
-def _read_text(path: str, encoding: str = "utf-8") -> str:
-    """The file's text, CRLF kept as written; a byte the encoding cannot decode is
-    named by offset in a one-line ValueError."""
-    if path == "-":
-        stream = getattr(sys.stdin, "buffer", None)
-        if stream is None:  # a text-only stdin (tests, some IDEs): already decoded
-            return sys.stdin.read()
-        data, name = stream.read(), "standard input"
-    else:
-        with open(path, "rb") as f:
-            data, name = f.read(), path
-    try:
-        codecs.lookup(encoding)
-    except LookupError:
-        raise ValueError(f"unknown encoding {encoding!r} (--encoding); try utf-8, latin-1, "
-                         "cp1252, utf-16") from None
-    codec = "utf-8-sig" if codecs.lookup(encoding).name == "utf-8" else encoding  # drop a BOM
-    try:
-        return data.decode(codec)
-    except UnicodeDecodeError as exc:
-        line = data.count(b"\n", 0, exc.start) + 1
-        raise ValueError(
-            f"{name} is not valid {encoding}: byte 0x{data[exc.start]:02x} at offset "
-            f"{exc.start} (line {line}) cannot be decoded; if the file is in another encoding "
-            "pass it, e.g. --encoding latin-1 (or cp1252, utf-16)"
-        ) from None
-
-
-def _count(text: str) -> int:
-    """An argparse type: a whole number (range checks are score()'s, with its messages)."""
-    try:
-        return int(text.strip(), 10)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be a whole number, got {text!r}") from None
-
-
-def check_counts(args: argparse.Namespace) -> None:
-    """The window and top-k rules, checked before a model is loaded (seconds to minutes)."""
-    from ..core.windows import check_window_params
-
-    as_count("top_k", args.top_k, minimum=0, rule="a non-negative integer")
-    if args.max_length is not None:
-        check_window_params(args.max_length, args.stride if args.stride is not None
-                            else max(1, args.max_length // 2))
-    elif args.stride is not None:
-        as_count("stride", args.stride, minimum=1,
-                 rule="at least 1 (1 <= stride <= max_length)")
-
-
-def add_score_options(p: argparse.ArgumentParser, count: Callable[[str], int], *,
-                      no_prefix_help: str = "leave the first token unscored instead of "
-                      "scoring it after BOS",
-                      device_help: str = "auto, cpu, cuda, cuda:1, mps") -> None:
-    """The scoring settings every subcommand shares, with the same names and checks."""
-    p.add_argument("--model", default=None,
-                   help="model id, local directory or .gguf file (default: embedded SmolLM2)")
-    p.add_argument("--max-length", type=count, default=None, help="window length in tokens")
-    p.add_argument("--stride", type=count, default=None, help="new targets per window")
-    p.add_argument("--no-prefix", action="store_true", help=no_prefix_help)
-    p.add_argument("--add-eos", action="store_true", help="also score an end-of-text token")
-    p.add_argument("--top-k", type=count, default=5, help="alternatives kept per token")
-    p.add_argument("--device", default="auto", help=device_help)
-    p.add_argument("--dtype", default="auto", help="auto, float32, bfloat16, float16")
+#: ``ppl-widget --help``'s description
+DESCRIPTION = "``ppl-widget score FILE``: score a text file, print the metrics table."
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="ppl-widget", description=__doc__)
+    parser = argparse.ArgumentParser(prog="ppl-widget", description=DESCRIPTION)
     sub = parser.add_subparsers(dest="command", required=True)
-    p = sub.add_parser("score", help="score a text file and print perplexity metrics")
-    p.add_argument("file", help="text file (UTF-8 unless --encoding), or - for standard input")
-    p.add_argument("--encoding", default="utf-8",
-                   help="the file's text encoding (default utf-8; e.g. latin-1, cp1252)")
-    add_score_options(p, _count)
-    p.add_argument("--json", metavar="OUT", help="write the full per-token result here")
-    from .corpus import add_parser as add_corpus_parser  # score-corpus (cli/corpus.py)
-
-    add_corpus_parser(sub, _count)
+    score.add_parser(sub)
+    corpus.add_parser(sub)
     return parser
-
-
-def run_score(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    from ..scoring.models import load_model
-    from ..scoring.scorer import ScoringError, stream
-
-    check_counts(args)
-    text = _read_text(args.file, args.encoding)
-    err.write("loading model...\n")
-    lm = load_model(args.model, device=args.device, dtype=args.dtype)
-    last = None
-    try:
-        for last in stream(text, lm, max_length=args.max_length, stride=args.stride,
-                           prefix=None if args.no_prefix else "bos", add_eos=args.add_eos,
-                           top_k=args.top_k):
-            err.write(_progress_bar(last.done, last.total, last.tokens_per_s, last.eta_s))
-            err.flush()
-    except ScoringError as exc:
-        err.write(f"\nerror: {exc}\n")
-        result = exc.partial_result
-        code = 1
-    except KeyboardInterrupt:  # Ctrl-C: what was scored is still printed (and saved)
-        err.write("\ninterrupted: the metrics below cover the tokens scored so far\n")
-        result = last.result if last is not None else None
-        code = 130
-    else:
-        err.write("\n")
-        result = last.result
-        code = 0
-    if result is not None:
-        out.write(format_metrics(result.metrics(), result.conventions()) + "\n")
-        if args.json:
-            result.to_json(args.json)
-            err.write(f"per-token result written to {args.json}\n")
-    return code
 
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    run = corpus.run if args.command == "score-corpus" else score.run
     try:
-        if args.command == "score-corpus":
-            from .corpus import run as run_corpus
-
-            return run_corpus(args, sys.stdout, sys.stderr)
-        return run_score(args, sys.stdout, sys.stderr)
+        return run(args, sys.stdout, sys.stderr)
     except (ValueError, TypeError, OSError, RuntimeError) as exc:
         sys.stderr.write(f"ppl-widget: error: {exc}\n")
         return 2
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -1,15 +1,15 @@
-"""``ppl-widget score-corpus INPUT --out OUT.parquet`` (wired into ``cli/__init__.py``)."""
+"""``ppl-widget score-corpus INPUT --out OUT.parquet``: score a corpus into one Parquet file."""
 
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable
 from typing import TextIO
 
-from . import add_score_options
+from .options import add_score_options, check_counts, count
+from .score import format_metrics
 
 
-def add_parser(sub: argparse._SubParsersAction, count: Callable[[str], int]) -> None:
+def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "score-corpus", help="score every document of a corpus into one Parquet file",
         description="Score every document of a folder of text files, a JSONL file or a "
@@ -24,7 +24,7 @@ def add_parser(sub: argparse._SubParsersAction, count: Callable[[str], int]) -> 
                    "are numbered from 0 when the records have none)")
     p.add_argument("--split", default=None, help="the split of a saved DatasetDict")
     p.add_argument("--glob", default="**/*", help="files of a folder to score (**/*)")
-    add_score_options(p, count, no_prefix_help="leave each document's first token unscored",
+    add_score_options(p, no_prefix_help="leave each document's first token unscored",
                       device_help="auto, cpu, cuda, cuda:1, mps (under torchrun: each rank "
                       "cuda:LOCAL_RANK)")
     p.add_argument("--device-map", default=None,
@@ -36,7 +36,6 @@ def add_parser(sub: argparse._SubParsersAction, count: Callable[[str], int]) -> 
 
 
 def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    from . import check_counts, format_metrics
     from ..scoring.corpus import score_corpus
 
     check_counts(args)

@@ -1,0 +1,115 @@
+"""``ppl-widget score FILE``: score a text file, print the metrics table."""
+
+from __future__ import annotations
+
+import argparse
+import codecs
+import math
+import sys
+from typing import TextIO
+
+from ..core.metrics import METRIC_KEYS
+from .options import add_score_options, check_counts
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("score", help="score a text file and print perplexity metrics")
+    p.add_argument("file", help="text file (UTF-8 unless --encoding), or - for standard input")
+    p.add_argument("--encoding", default="utf-8",
+                   help="the file's text encoding (default utf-8; e.g. latin-1, cp1252)")
+    add_score_options(p)
+    p.add_argument("--json", metavar="OUT", help="write the full per-token result here")
+
+
+def _progress_bar(done: int, total: int, rate: float, eta: float, width: int = 30) -> str:
+    frac = done / total if total else 1.0
+    filled = int(round(frac * width))
+    rate_s = f"{rate:,.0f} tok/s" if math.isfinite(rate) else "-- tok/s"
+    eta_s = f"{eta:,.0f}s left" if math.isfinite(eta) else ""
+    bar = "#" * filled + "." * (width - filled)
+    return f"\r[{bar}] {done:,}/{total:,} tokens  {rate_s}  {eta_s}"
+
+
+def format_metrics(metrics: dict, conventions: str = "") -> str:
+    """The metrics as an aligned two-column table."""
+    labels = {
+        "total_nll": "total NLL (nats)", "total_bits": "total (bits)",
+        "n_tokens": "tokens scored", "n_words": "words", "n_chars": "characters",
+        "n_bytes": "bytes (UTF-8)", "token_ppl": "perplexity / token",
+        "word_ppl": "perplexity / word", "char_ppl": "perplexity / character",
+        "byte_ppl": "perplexity / byte", "bits_per_token": "bits / token",
+        "bits_per_char": "bits / character", "bits_per_byte": "bits / byte",
+    }
+    lines = []
+    for key in METRIC_KEYS:
+        value = metrics[key]
+        shown = f"{value:,}" if isinstance(value, int) else f"{value:,.6g}"
+        lines.append(f"{labels[key]:<24}{shown:>16}")
+    if metrics.get("partial"):
+        lines.append("PARTIAL: scoring stopped before the end of the text")
+    if conventions:
+        lines.append(conventions)
+    return "\n".join(lines)
+
+
+def _read_text(path: str, encoding: str = "utf-8") -> str:
+    """The file's text, CRLF kept as written; a byte the encoding cannot decode is
+    named by offset in a one-line ValueError."""
+    if path == "-":
+        stream = getattr(sys.stdin, "buffer", None)
+        if stream is None:  # a text-only stdin (tests, some IDEs): already decoded
+            return sys.stdin.read()
+        data, name = stream.read(), "standard input"
+    else:
+        with open(path, "rb") as f:
+            data, name = f.read(), path
+    try:
+        codecs.lookup(encoding)
+    except LookupError:
+        raise ValueError(f"unknown encoding {encoding!r} (--encoding); try utf-8, latin-1, "
+                         "cp1252, utf-16") from None
+    codec = "utf-8-sig" if codecs.lookup(encoding).name == "utf-8" else encoding  # drop a BOM
+    try:
+        return data.decode(codec)
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise ValueError(
+            f"{name} is not valid {encoding}: byte 0x{data[exc.start]:02x} at offset "
+            f"{exc.start} (line {line}) cannot be decoded; if the file is in another encoding "
+            "pass it, e.g. --encoding latin-1 (or cp1252, utf-16)"
+        ) from None
+
+
+def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from ..scoring.models import load_model
+    from ..scoring.scorer import ScoringError, stream
+
+    check_counts(args)
+    text = _read_text(args.file, args.encoding)
+    err.write("loading model...\n")
+    lm = load_model(args.model, device=args.device, dtype=args.dtype)
+    last = None
+    try:
+        for last in stream(text, lm, max_length=args.max_length, stride=args.stride,
+                           prefix=None if args.no_prefix else "bos", add_eos=args.add_eos,
+                           top_k=args.top_k):
+            err.write(_progress_bar(last.done, last.total, last.tokens_per_s, last.eta_s))
+            err.flush()
+    except ScoringError as exc:
+        err.write(f"\nerror: {exc}\n")
+        result = exc.partial_result
+        code = 1
+    except KeyboardInterrupt:  # Ctrl-C: what was scored is still printed (and saved)
+        err.write("\ninterrupted: the metrics below cover the tokens scored so far\n")
+        result = last.result if last is not None else None
+        code = 130
+    else:
+        err.write("\n")
+        result = last.result
+        code = 0
+    if result is not None:
+        out.write(format_metrics(result.metrics(), result.conventions()) + "\n")
+        if args.json:
+            result.to_json(args.json)
+            err.write(f"per-token result written to {args.json}\n")
+    return code
