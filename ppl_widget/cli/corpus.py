@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import TextIO
 
+from ..core.validation import check_batch_size
 from .options import add_score_options, check_counts, count
 from .score import format_metrics
 
@@ -39,7 +40,7 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from ..scoring.corpus import score_corpus
 
     check_counts(args)
-    batch = args.batch_size if args.batch_size == "auto" else _int(args.batch_size)
+    batch = _batch_size(args.batch_size)
     corpus = score_corpus(
         args.input, args.out, args.model, max_length=args.max_length, stride=args.stride,
         prefix=None if args.no_prefix else "bos", add_eos=args.add_eos, top_k=args.top_k,
@@ -55,9 +56,10 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     return 0
 
 
-def _int(text: str) -> int:
+def _batch_size(text: str) -> int | str:
+    """--batch-size: "auto" or a whole number, by score()'s rule (and its message)."""
     try:
-        return int(text, 10)
+        value: int | str = int(text, 10)
     except ValueError:
-        raise ValueError(f"batch_size must be 'auto' or a positive integer, got "
-                         f"{text!r}") from None
+        value = text  # "auto", or named in the rule's message
+    return check_batch_size(value)

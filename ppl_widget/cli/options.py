@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import argparse
 
-from ..core.validation import as_count
-from ..core.windows import check_window_params
+from ..core.validation import check_top_k
+from ..core.windows import check_window_settings
 
 
 def count(text: str) -> int:
@@ -19,13 +19,8 @@ def count(text: str) -> int:
 
 def check_counts(args: argparse.Namespace) -> None:
     """The window and top-k rules, checked before a model is loaded (seconds to minutes)."""
-    as_count("top_k", args.top_k, minimum=0, rule="a non-negative integer")
-    if args.max_length is not None:
-        check_window_params(args.max_length, args.stride if args.stride is not None
-                            else max(1, args.max_length // 2))
-    elif args.stride is not None:
-        as_count("stride", args.stride, minimum=1,
-                 rule="at least 1 (1 <= stride <= max_length)")
+    check_top_k(args.top_k)
+    check_window_settings(args.max_length, args.stride)  # None: the model's default
 
 
 def add_score_options(p: argparse.ArgumentParser, *,
