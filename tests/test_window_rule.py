@@ -40,14 +40,6 @@ def _flags(settings: dict) -> list[str]:
 
 
 @pytest.fixture(scope="module")
-def model_dir(tmp_path_factory, tiny_gpt2):
-    path = tmp_path_factory.mktemp("model")
-    tiny_gpt2.model.save_pretrained(path)
-    tiny_gpt2.tokenizer.save_pretrained(path)
-    return str(path)
-
-
-@pytest.fixture(scope="module")
 def shell(tiny_gpt2):
     sh = InteractiveShell.instance()
     sh.run_line_magic("load_ext", "ppl_widget")
@@ -63,10 +55,10 @@ def test_score_gives_the_message(tiny_gpt2, settings, message):
 
 
 @pytest.mark.parametrize(("settings", "message"), BAD, ids=IDS)
-def test_the_command_line_gives_the_message(tmp_path, capsys, model_dir, settings, message):
+def test_the_command_line_gives_the_message(tmp_path, capsys, tiny_gpt2_dir, settings, message):
     path = tmp_path / "t.txt"
     path.write_text(TEXT, encoding="utf-8")
-    code = main(["score", str(path), "--model", model_dir, *_flags(settings)])
+    code = main(["score", str(path), "--model", tiny_gpt2_dir, *_flags(settings)])
     errors = [line for line in capsys.readouterr().err.splitlines() if "error" in line]
     assert code == 2 and errors == [f"ppl-widget: error: {message}"]
 
