@@ -6,34 +6,34 @@ when something that needs them is used.
 
 from __future__ import annotations
 
-import importlib
 from typing import Any
 
 from .core.metrics import convert_perplexity, unigram_normalized_perplexity
+from .core.providers import provide, resolve
 from .core.result import ScoreResult
 from .core.windows import Window, plan_windows
 
 __version__ = "0.1.0"
 
-# name -> module that defines it, imported on first use
+# name -> "module:attribute" that defines it, imported on first use
 _LAZY = {
-    "load_model": "scoring.models",
-    "LoadedModel": "scoring.models",
-    "ModelLoadError": "scoring.models",
-    "score": "scoring.scorer",
-    "stream": "scoring.scorer",
-    "ScoreProgress": "scoring.scorer",
-    "ScoringError": "scoring.scorer",
-    "PerplexityWidget": "views.widget",
-    "ComparisonWidget": "views.compare_widget",
-    "StaticWidgetOutputs": "views.offline_notebook",
-    "compare": "scoring.compare",
-    "Comparison": "scoring.compare",
-    "Unigram": "core.unigram",
-    "NGramModel": "scoring.ngram",
-    "score_corpus": "scoring.corpus",
-    "open_corpus": "core.corpus",
-    "CorpusResults": "core.corpus",
+    "load_model": "ppl_widget.scoring.models:load_model",
+    "LoadedModel": "ppl_widget.scoring.models:LoadedModel",
+    "ModelLoadError": "ppl_widget.scoring.models:ModelLoadError",
+    "score": "ppl_widget.scoring.scorer:score",
+    "stream": "ppl_widget.scoring.scorer:stream",
+    "ScoreProgress": "ppl_widget.scoring.scorer:ScoreProgress",
+    "ScoringError": "ppl_widget.scoring.scorer:ScoringError",
+    "PerplexityWidget": "ppl_widget.views.widget:PerplexityWidget",
+    "ComparisonWidget": "ppl_widget.views.compare_widget:ComparisonWidget",
+    "StaticWidgetOutputs": "ppl_widget.views.offline_notebook:StaticWidgetOutputs",
+    "compare": "ppl_widget.scoring.compare:compare",
+    "Comparison": "ppl_widget.core.comparison:Comparison",
+    "Unigram": "ppl_widget.core.unigram:Unigram",
+    "NGramModel": "ppl_widget.scoring.ngram:NGramModel",
+    "score_corpus": "ppl_widget.scoring.corpus:score_corpus",
+    "open_corpus": "ppl_widget.core.corpus:open_corpus",
+    "CorpusResults": "ppl_widget.core.corpus:CorpusResults",
 }
 
 __all__ = [
@@ -43,7 +43,14 @@ __all__ = [
 
 
 #: sub-modules reachable as attributes (``ppl_widget.charts``), imported on first use
-_LAZY_MODULES = {"charts": "views.charts"}
+_LAZY_MODULES = {"charts": "ppl_widget.views.charts"}
+
+# The views' work that core objects offer (core/providers.py): the core never imports a
+# view; these references are imported the first time they are asked for.
+provide("result_to_html", "ppl_widget.views.export:result_to_html")  # ScoreResult.to_html
+provide("comparison_chart", "ppl_widget.views.charts:comparison")  # Comparison.chart
+# Comparison.widget (and through the widget, Comparison.to_html)
+provide("comparison_widget", "ppl_widget.views.compare_widget:ComparisonWidget.from_comparison")
 
 
 def load_ipython_extension(ipython: Any) -> None:
@@ -56,10 +63,9 @@ def load_ipython_extension(ipython: Any) -> None:
 
 def __getattr__(name: str) -> Any:
     if name in _LAZY_MODULES:
-        return importlib.import_module(f".{_LAZY_MODULES[name]}", __name__)
+        return resolve(_LAZY_MODULES[name])
     if name in _LAZY:
-        module = importlib.import_module(f".{_LAZY[name]}", __name__)
-        return getattr(module, name)
+        return resolve(_LAZY[name])
     raise AttributeError(f"module 'ppl_widget' has no attribute {name!r}")
 
 

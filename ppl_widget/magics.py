@@ -22,6 +22,9 @@ from IPython.core.error import UsageError
 from IPython.core.magic import Magics, cell_magic, line_magic, magics_class
 from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
 
+from .core.validation import check_top_k
+from .core.windows import check_window_settings
+
 #: Settings of %ppl_config, with their defaults.
 DEFAULTS: dict[str, Any] = {"model": "default", "device": "auto", "dtype": "auto",
                             "max_length": None, "stride": None, "prefix": "bos",
@@ -79,9 +82,8 @@ class PplMagics(Magics):
         given = {k: v for k, v in vars(args).items() if v is not None and k != "reset"}
         if "add_eos" in given:
             given["add_eos"] = given["add_eos"] == "yes"
-        _check_numbers(given.get("max_length"), given.get("stride"), given.get("top_k"))
         merged = {**self.config_values, **given}
-        _check_window(merged["max_length"], merged["stride"])
+        _check_settings(merged["max_length"], merged["stride"], merged["top_k"])
         if "device" in given or "dtype" in given:
             _check_device_dtype(merged["device"], merged["dtype"])
         self.config_values = merged
@@ -131,8 +133,7 @@ class PplMagics(Magics):
         max_length = args.max_length if args.max_length is not None else cfg["max_length"]
         stride = args.stride if args.stride is not None else cfg["stride"]
         top_k = args.top_k if args.top_k is not None else cfg["top_k"]
-        _check_numbers(max_length, stride, top_k)
-        _check_window(max_length, stride)
+        _check_settings(max_length, stride, top_k)
         if args.as_name is not None and not args.as_name.isidentifier():
             raise UsageError(f"--as needs a Python name, got {args.as_name!r}")
         model = self._model(args.model if args.model is not None else cfg["model"])
@@ -178,17 +179,13 @@ class PplMagics(Magics):
         return self._models[cache_key]
 
 
-def _check_numbers(max_length: Any, stride: Any, top_k: Any) -> None:
-    for flag, value, low in (("--max-length", max_length, 1), ("--stride", stride, 1),
-                             ("--top-k", top_k, 0)):
-        if value is not None and value < low:
-            raise UsageError(f"{flag} must be at least {low}, got {value}")
-
-
-def _check_window(max_length: Any, stride: Any) -> None:
-    if max_length is not None and stride is not None and stride > max_length:
-        raise UsageError(f"--stride must not exceed --max-length (1 <= stride <= max_length), "
-                         f"got stride={stride} > max_length={max_length}")
+def _check_settings(max_length: Any, stride: Any, top_k: Any) -> None:
+    """score()'s window and top-k rules, with its messages, before any model loads."""
+    try:
+        check_window_settings(max_length, stride)  # None: the model's default
+        check_top_k(top_k)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
 
 
 def _check_device_dtype(device: str, dtype: str) -> None:

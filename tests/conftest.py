@@ -78,6 +78,15 @@ def tiny_gpt2():
 
 
 @pytest.fixture(scope="session")
+def tiny_gpt2_dir(tmp_path_factory, tiny_gpt2):
+    """``tiny_gpt2`` saved as a model directory (what the command line loads)."""
+    path = tmp_path_factory.mktemp("tiny_gpt2")
+    tiny_gpt2.model.save_pretrained(path)
+    tiny_gpt2.tokenizer.save_pretrained(path)
+    return str(path)
+
+
+@pytest.fixture(scope="session")
 def tiny_llama():
     return _tiny("llama")
 

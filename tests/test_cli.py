@@ -17,14 +17,6 @@ TEXT = ("Caf\u00e9 cr\u00e8me, na\u00efve r\u00e9sum\u00e9.\r\n"
         "The quick brown fox jumps over the dog.")
 
 
-@pytest.fixture(scope="module")
-def model_dir(tmp_path_factory, tiny_gpt2):
-    path = tmp_path_factory.mktemp("model")
-    tiny_gpt2.model.save_pretrained(path)
-    tiny_gpt2.tokenizer.save_pretrained(path)
-    return str(path)
-
-
 def _run(argv, capsys):
     code = main(argv)
     out, err = capsys.readouterr()
@@ -59,13 +51,13 @@ def test_the_offset_and_line_are_those_of_the_bad_byte(tmp_path, capsys):
     assert f"byte 0xff at offset {offset} (line 3)" in err
 
 
-def test_encoding_option_reads_the_file(tmp_path, capsys, model_dir, tiny_gpt2):
+def test_encoding_option_reads_the_file(tmp_path, capsys, tiny_gpt2_dir, tiny_gpt2):
     from ppl_widget import score
 
     path = tmp_path / "latin.txt"
     path.write_bytes(TEXT.encode("latin-1"))
     out_json = tmp_path / "r.json"
-    code, out, err = _run(["score", str(path), "--encoding", "latin-1", "--model", model_dir,
+    code, out, err = _run(["score", str(path), "--encoding", "latin-1", "--model", tiny_gpt2_dir,
                            "--max-length", "16", "--stride", "8", "--top-k", "2",
                            "--json", str(out_json)], capsys)
     assert code == 0, err
@@ -76,23 +68,23 @@ def test_encoding_option_reads_the_file(tmp_path, capsys, model_dir, tiny_gpt2):
     assert "perplexity / word" in out
 
 
-def test_utf8_bom_is_dropped_and_stdin_works(tmp_path, capsys, model_dir, monkeypatch):
+def test_utf8_bom_is_dropped_and_stdin_works(tmp_path, capsys, tiny_gpt2_dir, monkeypatch):
     out_json = tmp_path / "r.json"
     monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(
         b"\xef\xbb\xbf" + TEXT.encode("utf-8"))))
-    code, _, err = _run(["score", "-", "--model", model_dir, "--max-length", "16",
+    code, _, err = _run(["score", "-", "--model", tiny_gpt2_dir, "--max-length", "16",
                          "--json", str(out_json)], capsys)
     assert code == 0, err
     assert json.loads(out_json.read_text())["text"] == TEXT
 
 
-def test_stdin_in_another_encoding(tmp_path, capsys, model_dir, monkeypatch):
+def test_stdin_in_another_encoding(tmp_path, capsys, tiny_gpt2_dir, monkeypatch):
     monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(TEXT.encode("cp1252"))))
-    code, _, err = _run(["score", "-", "--model", model_dir], capsys)
+    code, _, err = _run(["score", "-", "--model", tiny_gpt2_dir], capsys)
     assert code == 2 and "standard input is not valid utf-8: byte 0xe9 at offset 3" in err
     monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(TEXT.encode("cp1252"))))
     out_json = tmp_path / "r.json"
-    code, _, err = _run(["score", "-", "--encoding", "cp1252", "--model", model_dir,
+    code, _, err = _run(["score", "-", "--encoding", "cp1252", "--model", tiny_gpt2_dir,
                          "--json", str(out_json)], capsys)
     assert code == 0, err
     assert json.loads(out_json.read_text())["text"] == TEXT
@@ -147,7 +139,7 @@ def test_model_errors_are_one_line(tmp_path, capsys):
     assert code == 2 and "missing.txt" in err and len(_error_lines(err)) == 1
 
 
-def test_ctrl_c_prints_what_was_scored(tmp_path, capsys, model_dir, monkeypatch, tiny_gpt2):
+def test_ctrl_c_prints_what_was_scored(tmp_path, capsys, tiny_gpt2_dir, monkeypatch, tiny_gpt2):
     from ppl_widget.scoring import scorer
 
     real = scorer.stream
@@ -161,7 +153,7 @@ def test_ctrl_c_prints_what_was_scored(tmp_path, capsys, model_dir, monkeypatch,
     path = tmp_path / "t.txt"
     path.write_text(TEXT * 4, encoding="utf-8")
     out_json = tmp_path / "r.json"
-    code, out, err = _run(["score", str(path), "--model", model_dir, "--max-length", "16",
+    code, out, err = _run(["score", str(path), "--model", tiny_gpt2_dir, "--max-length", "16",
                            "--stride", "8", "--json", str(out_json)], capsys)
     assert code == 130
     assert "interrupted" in err and "PARTIAL" in out

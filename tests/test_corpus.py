@@ -136,14 +136,6 @@ def test_open_corpus_rejects_other_files(tmp_path):
 
 
 # ---- the command line, killed and resumed -------------------------------------
-@pytest.fixture(scope="module")
-def saved_model(tmp_path_factory, tiny_gpt2):
-    path = tmp_path_factory.mktemp("model")
-    tiny_gpt2.model.save_pretrained(path)
-    tiny_gpt2.tokenizer.save_pretrained(path)
-    return str(path)
-
-
 def cli_env(**extra):
     env = dict(os.environ, HF_HUB_OFFLINE="1", OMP_NUM_THREADS="1", **extra)
     env.pop("WORLD_SIZE", None)
@@ -160,11 +152,11 @@ def write_jsonl(path, docs):
                     encoding="utf-8")
 
 
-def test_killed_run_resumes_without_rescoring(saved_model, tmp_path):
+def test_killed_run_resumes_without_rescoring(tiny_gpt2_dir, tmp_path):
     src = tmp_path / "docs.jsonl"
     write_jsonl(src, DOCS)
     out = tmp_path / "out.parquet"
-    args = [str(src), "--out", str(out), "--model", saved_model, "--max-length", "32",
+    args = [str(src), "--out", str(out), "--model", tiny_gpt2_dir, "--max-length", "32",
             "--stride", "16", "--batch-size", "2", "--flush-docs", "3"]
     killed = run_cli(args, PPL_WIDGET_CORPUS_KILL_AFTER_PARTS="2")
     assert killed.returncode == -9, killed.stderr  # SIGKILL: nothing cleaned up
@@ -179,7 +171,7 @@ def test_killed_run_resumes_without_rescoring(saved_model, tmp_path):
     assert f"resuming: 6 of {len(DOCS)} documents already scored" in resumed.stderr
     assert "documents" in resumed.stderr and "tok/s" in resumed.stderr
     assert "word" in resumed.stdout.lower()
-    lm = load_model(saved_model, device="cpu", dtype="float32")
+    lm = load_model(tiny_gpt2_dir, device="cpu", dtype="float32")
     opts = dict(max_length=32, stride=16, batch_size=2, progress=False)
     b = score_corpus(src, tmp_path / "whole.parquet", lm, flush_docs=100, **opts)
     a = open_corpus(out)

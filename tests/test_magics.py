@@ -84,10 +84,13 @@ def test_config_sets_defaults_and_prints_them(shell, capsys, tiny_gpt2):
 @pytest.mark.parametrize(("line", "message"), [
     ("%surprisal 'x' --bogus 1", "unrecognized arguments: --bogus"),
     ("%surprisal 'x' --model bigram --max-length ten", "argument --max-length: invalid int"),
-    ("%surprisal 'x' --model bigram --stride 0", "--stride must be at least 1, got 0"),
+    # score()'s messages (the one rule, core/windows.py; tests/test_window_rule.py)
+    ("%surprisal 'x' --model bigram --stride 0",
+     "stride must be at least 1 (1 <= stride <= max_length), got 0"),
     ("%surprisal 'x' --model bigram --max-length 4 --stride 8",
-     "--stride must not exceed --max-length"),
-    ("%surprisal 'x' --model bigram --top-k -1", "--top-k must be at least 0"),
+     "stride must not exceed max_length (1 <= stride <= max_length), got stride=8 > "
+     "max_length=4: tokens would be skipped"),
+    ("%surprisal 'x' --model bigram --top-k -1", "top_k must be a non-negative integer, got -1"),
     ("%surprisal 'x' --model bigram --as 2w", "--as needs a Python name"),
     ("%surprisal undefined_name --model bigram", "'undefined_name' is neither a file nor"),
     ("%surprisal 42 --model bigram", "'42' is a int, not a str"),

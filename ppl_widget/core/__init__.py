@@ -1,5 +1,3 @@
-"""The pure core: windows, text units, metrics and results.
-
-numpy (and pandas, for tables) only: nothing here imports torch, transformers
-or the widget, so results can be planned, summarised, saved and loaded anywhere.
+"""The pure core (numpy; pandas on first use): windows, text units, metrics, results, comparisons.
+Nothing here imports torch, the widget or a view; the views' work is asked for in ``providers``.
 """

@@ -35,5 +35,13 @@ def json_safe(value: Any) -> Any:
     if isinstance(value, list | tuple):
         return [json_safe(v) for v in value]
     if isinstance(value, np.ndarray):
+        if value.dtype.kind in "biu" or (value.dtype.kind == "f" and np.isfinite(value).all()):
+            return value.tolist()  # nothing to replace: per-token arrays go in one call
         return [json_safe(v) for v in value.tolist()]
     return json_number(value)
+
+
+def float_of_json(value: Any) -> float:
+    """One number as ``json_number`` wrote it, read back: null is NaN, ``"Infinity"`` and
+    ``"-Infinity"`` are infinities (numpy reads lists of them with ``dtype=float``)."""
+    return math.nan if value is None else float(value)

@@ -27,7 +27,7 @@ from .text_units import WordSpec, whitespace_mask, word_spans  # noqa: F401  (wo
 if TYPE_CHECKING:
     import pandas as pd
 
-    from .result import ScoreResult
+    from .tokens import ScoredTokens
 
 LEVELS = ("token", "word", "sentence", "line", "paragraph")
 
@@ -93,7 +93,7 @@ def _per_unit_ppl(nll: np.ndarray, counts: np.ndarray) -> np.ndarray:
         return np.where(counts > 0, np.exp(nll / np.maximum(counts, 1)), np.nan)
 
 
-def level_frame(result: ScoreResult, level: str = "token", *, words: WordSpec = None,
+def level_frame(result: ScoredTokens, level: str = "token", *, words: WordSpec = None,
                 sentences: SentenceSpec = None, unigram: Any = None,
                 log_freq: bool | None = None, language: str = "en",
                 bow_correction: bool = False) -> pd.DataFrame:
@@ -122,7 +122,7 @@ def level_frame(result: ScoreResult, level: str = "token", *, words: WordSpec = 
     return frame
 
 
-def _add_unigram(frame: pd.DataFrame, result: ScoreResult, owner: np.ndarray,
+def _add_unigram(frame: pd.DataFrame, result: ScoredTokens, owner: np.ndarray,
                  unigram: Any) -> None:
     """Unigram NLL, PPL and PPLu per unit, and their ranks (1 = lowest perplexity)."""
     from .unigram import as_unigram
@@ -160,7 +160,7 @@ def _add_log_freq(frame: pd.DataFrame, language: str, *, required: bool) -> None
     frame.attrs["log_freq"] = f"wordfreq Zipf frequency ({language})"
 
 
-def _unit_frame(result: ScoreResult, level: str, words: WordSpec,
+def _unit_frame(result: ScoredTokens, level: str, words: WordSpec,
                 sentences: SentenceSpec) -> tuple[pd.DataFrame, np.ndarray]:
     import pandas as pd
 
@@ -194,7 +194,7 @@ def _unit_frame(result: ScoreResult, level: str, words: WordSpec,
     return frame, owner
 
 
-def outside_tokens(result: ScoreResult, owner: np.ndarray) -> list[dict[str, Any]]:
+def outside_tokens(result: ScoredTokens, owner: np.ndarray) -> list[dict[str, Any]]:
     """The scored tokens that belong to no unit, with why."""
     rows = []
     tokens = result.tokens
@@ -205,7 +205,7 @@ def outside_tokens(result: ScoreResult, owner: np.ndarray) -> list[dict[str, Any
     return rows
 
 
-def _token_frame(result: ScoreResult) -> pd.DataFrame:
+def _token_frame(result: ScoredTokens) -> pd.DataFrame:
     import pandas as pd
 
     s = result.surprisal

@@ -6,38 +6,18 @@ Pure numpy: a result can be saved, loaded and summarised without torch.
 from __future__ import annotations
 
 import json
-import math
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
 import numpy as np
 
+from .jsonable import float_of_json, json_safe
 from .metrics import LN2, summarize, unigram_normalized_perplexity
+from .providers import provider
 from .text_units import TextUnits
+from .tokens import TOKEN_ARRAYS, empty_token_arrays  # defined there, importable here too
 from .validation import as_count
-
-#: Per-token arrays, with the dtype each is stored in.
-TOKEN_ARRAYS: dict[str, Any] = {
-    "token_ids": np.int64,
-    "offsets": np.int64,  # (n, 2) code-point spans that tile the scored text
-    "surprisal": np.float64,  # nats
-    "entropy": np.float64,  # nats, of the full predictive distribution
-    "rank": np.int64,  # 1 = the model's most probable token
-    "context_length": np.int64,  # input positions the token was predicted from
-    "topk_ids": np.int64,  # (n, top_k)
-    "topk_probs": np.float64,  # (n, top_k)
-    "units": np.int64,  # (n, 3): words, chars, bytes attributed to the token
-    "is_eos": np.bool_,
-    # b(i): probability, where token i is predicted, that the next token begins a word
-    # (whitespace-initial vocabulary items + EOS); NaN where the model kind lacks it
-    "bow_prob": np.float64,
-}
-
-
-def empty_token_arrays(top_k: int) -> dict[str, np.ndarray]:
-    shapes = {"offsets": (0, 2), "units": (0, 3), "topk_ids": (0, top_k), "topk_probs": (0, top_k)}
-    return {k: np.zeros(shapes.get(k, (0,)), dtype=t) for k, t in TOKEN_ARRAYS.items()}
 
 
 @dataclass(eq=False)
@@ -273,29 +253,27 @@ class ScoreResult:
         return cls(text=text, **arrays, **meta)
 
     def to_dict(self) -> dict[str, Any]:
-        """Everything, as JSON-ready Python objects (per-token lists, metrics, settings)."""
-        m = {k: (None if isinstance(v, float) and math.isnan(v) else v)
-             for k, v in self.metrics().items()}
-        return {
+        """Everything, as JSON-ready Python objects (per-token lists, metrics, settings);
+        NaN is null and an infinity the string "Infinity" (``core/jsonable.py``)."""
+        return json_safe({
             "text": self.text,
             "settings": self.settings,
             "partial": self.partial,
             "total_tokens": self.total_tokens,
             "elapsed_s": self.elapsed_s,
-            "bow_prob_end": None if math.isnan(self.bow_prob_end) else self.bow_prob_end,
-            "metrics": m,
+            "bow_prob_end": self.bow_prob_end,
+            "metrics": self.metrics(),
             "conventions": self.conventions(),
-            "unscored": {"token_ids": self.unscored_token_ids.tolist(),
-                         "offsets": self.unscored_offsets.tolist()},
+            "unscored": {"token_ids": self.unscored_token_ids,
+                         "offsets": self.unscored_offsets},
             "tokens": {
                 "text": self.tokens,
-                **{k: getattr(self, k).tolist() for k in TOKEN_ARRAYS},
-                "bow_prob": [None if math.isnan(x) else x for x in self.bow_prob.tolist()],
-                "surprisal_bits": self.surprisal_bits.tolist(),
-                "probability": self.probability.tolist(),
+                **{k: getattr(self, k) for k in TOKEN_ARRAYS},
+                "surprisal_bits": self.surprisal_bits,
+                "probability": self.probability,
             },
-            "vocab": {str(k): v for k, v in self.vocab.items()},
-        }
+            "vocab": self.vocab,
+        })
 
     def to_json(self, path: str | None = None, **kwargs: Any) -> str:
         data = json.dumps(self.to_dict(), ensure_ascii=False, **kwargs)
@@ -306,16 +284,16 @@ class ScoreResult:
 
     def to_html(self, path: Any = None, **view: Any) -> str:
         """One self-contained HTML page showing this result as the widget does (no kernel,
-        no network); written to ``path`` when given.  See ``views.export.result_to_html``."""
-        from ..views.export import result_to_html  # upward on purpose: tests/test_layers.py
-
-        return result_to_html(self, path, **view)
+        no network); written to ``path`` when given.  See ``views.export.result_to_html``
+        (the views' work: registered with ``core/providers.py`` by the package)."""
+        return provider("result_to_html")(self, path, **view)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> ScoreResult:
         tok = data["tokens"]
         top_k = int(data.get("settings", {}).get("top_k", 0))
-        arrays = {k: np.asarray(tok[k]) for k in TOKEN_ARRAYS if k in tok}
+        # dtype given: null and "Infinity" read back as NaN and infinities (core/jsonable.py)
+        arrays = {k: np.asarray(tok[k], dtype=t) for k, t in TOKEN_ARRAYS.items() if k in tok}
         n = len(arrays["token_ids"])
         arrays.setdefault("bow_prob", np.full(n, np.nan))  # saved before b(i) existed
         for k, cols in (("offsets", 2), ("units", 3), ("topk_ids", top_k), ("topk_probs", top_k)):
@@ -326,8 +304,9 @@ class ScoreResult:
             unscored_token_ids=data["unscored"]["token_ids"],
             unscored_offsets=data["unscored"]["offsets"],
             settings=data.get("settings", {}), partial=data.get("partial", False),
-            total_tokens=data.get("total_tokens"), elapsed_s=data.get("elapsed_s", 0.0),
-            bow_prob_end=_float(data.get("bow_prob_end")),
+            total_tokens=data.get("total_tokens"),
+            elapsed_s=float_of_json(data.get("elapsed_s", 0.0)),
+            bow_prob_end=float_of_json(data.get("bow_prob_end")),
         )
 
     def units_of_text(self, words: Any = None) -> TextUnits:
@@ -340,7 +319,3 @@ class ScoreResult:
                 f"token_ppl={m['token_ppl']:.4g}, word_ppl={m['word_ppl']:.4g}, "
                 f"bits_per_byte={m['bits_per_byte']:.4g}>")
 
-
-def _float(value: Any) -> float:
-    """JSON null (NaN when saved) back to NaN."""
-    return float("nan") if value is None else float(value)

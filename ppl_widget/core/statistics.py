@@ -10,10 +10,14 @@ thirty-word one).  Intervals are percentile intervals.
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from .metrics import LN2
+
+if TYPE_CHECKING:
+    from .tokens import ScoredTokens
 
 #: Tokens per block when a text has a single sentence (a moving-block bootstrap).
 DEFAULT_BLOCK_TOKENS = 32
@@ -97,7 +101,7 @@ def fill_outside(owner: np.ndarray) -> np.ndarray:
     return dense.astype(np.int64)
 
 
-def interval_metrics(result, i: int, j: int, *, ci: float = 0.95, n_boot: int = 1000,
+def interval_metrics(result: ScoredTokens, i: int, j: int, *, ci: float = 0.95, n_boot: int = 1000,
                      seed: int | None = 0, blocks: str | np.ndarray = "sentence") -> dict:
     """Bootstrap intervals for scored tokens ``[i, j)`` of ``result``.
 

@@ -45,3 +45,15 @@ def as_count(name: str, value: Any, *, minimum: int | None = None, maximum: int 
         raise ValueError(f"{name} must be {rule}, got {count!r}" if custom
                          else f"{name} must be at most {maximum}, got {count}")
     return int(count)
+
+
+def check_top_k(value: Any) -> int:
+    """``top_k`` (alternatives kept per token): 0 or more."""
+    return as_count("top_k", value, minimum=0, rule="a non-negative integer")
+
+
+def check_batch_size(value: Any) -> int | str:
+    """``batch_size`` (input positions per model call, in windows): ``"auto"`` or 1 or more."""
+    if isinstance(value, str) and value == "auto":
+        return value
+    return as_count("batch_size", value, minimum=1, rule="'auto' or a positive integer")

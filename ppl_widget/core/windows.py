@@ -20,6 +20,7 @@ log-likelihood windows (``get_rolling_token_windows`` with
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from .validation import as_count
 
@@ -51,20 +52,48 @@ class Window:
         return range(self.target_start - self.input_start, self.target_end - self.input_start)
 
 
-def check_window_params(max_length: int, stride: int) -> tuple[int, int]:
-    """``(max_length, stride)`` as ints (any integral type is taken), or a
-    ValueError naming the rule they break."""
-    max_length, stride = as_count("max_length", max_length), as_count("stride", stride)
-    if max_length < 1:
+def default_stride(max_length: int) -> int:
+    """``score()``'s stride when none is given: half the window (at least 1)."""
+    return max(1, max_length // 2)
+
+
+def check_window_settings(max_length: Any, stride: Any, *, context_length: int | None = None
+                          ) -> tuple[int | None, int | None]:
+    """The one window rule, for every entry point (``score()``, the CLI, the widget, the
+    magics), with ``score()``'s messages: ``(max_length, stride)`` as ints, or a
+    ValueError naming the rule they break.
+
+    None stands for the model's default (``max_length``: the model's context length;
+    ``stride``: half the window) and stays None; what can be checked without it is.
+    ``context_length``: the model's, when known (``max_length`` must fit in it).
+    """
+    if max_length is not None:
+        max_length = as_count("max_length", max_length)
+    if stride is not None:
+        stride = as_count("stride", stride)
+    if max_length is not None and max_length < 1:
         raise ValueError(f"max_length must be at least 1, got {max_length}")
-    if stride < 1:
+    if stride is not None and stride < 1:
         raise ValueError(f"stride must be at least 1 (1 <= stride <= max_length), got {stride}")
-    if stride > max_length:
+    if max_length is not None and stride is not None and stride > max_length:
         raise ValueError(
             f"stride must not exceed max_length (1 <= stride <= max_length), "
             f"got stride={stride} > max_length={max_length}: tokens would be skipped"
         )
+    if max_length is not None and context_length is not None and max_length > context_length:
+        raise ValueError(f"max_length must not exceed the model's context length "
+                         f"({context_length}), got {max_length}")
     return max_length, stride
+
+
+def check_window_params(max_length: Any, stride: Any = None, *,
+                        context_length: int | None = None) -> tuple[int, int]:
+    """``(max_length, stride)`` as ints by ``check_window_settings``'s rule, with
+    ``max_length`` required and ``stride`` None meaning ``default_stride``."""
+    max_length = as_count("max_length", max_length)
+    max_length, stride = check_window_settings(max_length, stride,
+                                               context_length=context_length)
+    return max_length, default_stride(max_length) if stride is None else stride
 
 
 def plan_windows(n_positions: int, max_length: int, stride: int) -> list[Window]:

@@ -22,10 +22,10 @@ import numpy as np
 from .text_units import whitespace_mask
 
 if TYPE_CHECKING:
-    from .result import ScoreResult
+    from .tokens import ScoredTokens
 
 
-def corrected_word_surprisal(result: ScoreResult, owner: np.ndarray,
+def corrected_word_surprisal(result: ScoredTokens, owner: np.ndarray,
                              n_words: int) -> np.ndarray:
     """Corrected surprisal (nats) of each of ``n_words`` words, given each scored token's
     word index in ``owner`` (-1 for tokens of no word)."""

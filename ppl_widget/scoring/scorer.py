@@ -310,18 +310,11 @@ def _is_oom(exc: BaseException) -> bool:
 
 
 def resolve_window(lm: LoadedModel, max_length: int | None, stride: int | None) -> tuple[int, int]:
-    """Defaults: the model's context length (capped on CPU), stride half of it."""
+    """Defaults: the model's context length (capped on CPU), stride half of it; checked by
+    the one window rule (``core.windows.check_window_settings``)."""
     if max_length is None:
         max_length = lm.default_max_length()
-    max_length = as_count("max_length", max_length)
-    if stride is None:
-        stride = max(1, max_length // 2)
-    max_length, stride = check_window_params(max_length, stride)
-    ctx = lm.context_length
-    if ctx is not None and max_length > ctx:
-        raise ValueError(f"max_length must not exceed the model's context length ({ctx}), "
-                         f"got {max_length}")
-    return max_length, stride
+    return check_window_params(max_length, stride, context_length=lm.context_length)
 
 
 def stream(text: str, lm: Any = None, *, max_length: int | None = None, stride: int | None = None,

@@ -1,9 +1,9 @@
 """The widget's scoring settings, checked by the very rules ``score()`` applies.
 
-One source of the rules: counts go through ``core.validation.as_count``, the
-window through ``scoring.scorer.resolve_window`` (when the model is loaded, so
-its context length is known) or ``core.windows.check_window_params``, and the
-prefix through the documented choices.  A rejected value raises
+One source of the rules: the window goes through ``core.windows.check_window_settings``
+(and, once the model is loaded, ``scoring.scorer.resolve_window``, which adds its
+default and context length), counts through ``core.validation``, and the prefix
+through the documented choices.  A rejected value raises
 ``SettingError``: a ``traitlets.TraitError`` (what traitlets users catch) that
 is also a ``ValueError`` (what ``score()`` raises), carrying score()'s message
 and the name of the setting (``field``) so the front end can show it beside
@@ -16,8 +16,8 @@ from typing import Any
 
 import traitlets
 
-from ..core.validation import as_count
-from ..core.windows import check_window_params
+from ..core.validation import as_count, check_batch_size, check_top_k
+from ..core.windows import check_window_settings
 
 #: The settings a front-end control changes, in the form's order.
 CONTROL_FIELDS = ("max_length", "stride", "prefix")
@@ -55,19 +55,11 @@ def check_window(max_length: Any, stride: Any, lm: Any = None, *,
     included; without it, the rules that do not depend on the model.
     """
     try:
-        if max_length is not None:
-            max_length = as_count("max_length", max_length)
-        if stride is not None:
-            stride = as_count("stride", stride)
-        if lm is not None:
+        max_length, stride = check_window_settings(max_length, stride)
+        if lm is not None:  # the model's default max_length and its context length
             from ..scoring.scorer import resolve_window
 
             resolve_window(lm, max_length, stride)
-        elif max_length is not None:
-            check_window_params(max_length, stride if stride is not None
-                                else max(1, max_length // 2))
-        elif stride is not None:
-            check_window_params(stride, stride)  # stride >= 1; max_length not known yet
     except ValueError as exc:
         raise SettingError(str(exc), _field_of(str(exc), field)) from None
     return max_length, stride
@@ -102,8 +94,7 @@ def check_options(options: dict[str, Any]) -> dict[str, Any]:
     """The non-window options of a re-score, checked as ``stream()`` checks them."""
     out = dict(options)
     if "top_k" in out:
-        out["top_k"] = as_count("top_k", out["top_k"], minimum=0, rule="a non-negative integer")
-    if "batch_size" in out and out["batch_size"] != "auto":
-        out["batch_size"] = as_count("batch_size", out["batch_size"], minimum=1,
-                                     rule="'auto' or a positive integer")
+        out["top_k"] = check_top_k(out["top_k"])
+    if "batch_size" in out:
+        out["batch_size"] = check_batch_size(out["batch_size"])
     return out

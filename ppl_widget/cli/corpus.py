@@ -1,15 +1,16 @@
-"""``ppl-widget score-corpus INPUT --out OUT.parquet`` (wired into ``cli.py``)."""
+"""``ppl-widget score-corpus INPUT --out OUT.parquet``: score a corpus into one Parquet file."""
 
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable
 from typing import TextIO
 
-from .cli import add_score_options
+from ..core.validation import check_batch_size
+from .options import add_score_options, check_counts, count
+from .score import format_metrics
 
 
-def add_parser(sub: argparse._SubParsersAction, count: Callable[[str], int]) -> None:
+def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "score-corpus", help="score every document of a corpus into one Parquet file",
         description="Score every document of a folder of text files, a JSONL file or a "
@@ -24,7 +25,7 @@ def add_parser(sub: argparse._SubParsersAction, count: Callable[[str], int]) -> 
                    "are numbered from 0 when the records have none)")
     p.add_argument("--split", default=None, help="the split of a saved DatasetDict")
     p.add_argument("--glob", default="**/*", help="files of a folder to score (**/*)")
-    add_score_options(p, count, no_prefix_help="leave each document's first token unscored",
+    add_score_options(p, no_prefix_help="leave each document's first token unscored",
                       device_help="auto, cpu, cuda, cuda:1, mps (under torchrun: each rank "
                       "cuda:LOCAL_RANK)")
     p.add_argument("--device-map", default=None,
@@ -36,11 +37,10 @@ def add_parser(sub: argparse._SubParsersAction, count: Callable[[str], int]) -> 
 
 
 def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    from .cli import check_counts, format_metrics
-    from .scoring.corpus import score_corpus
+    from ..scoring.corpus import score_corpus
 
     check_counts(args)
-    batch = args.batch_size if args.batch_size == "auto" else _int(args.batch_size)
+    batch = _batch_size(args.batch_size)
     corpus = score_corpus(
         args.input, args.out, args.model, max_length=args.max_length, stride=args.stride,
         prefix=None if args.no_prefix else "bos", add_eos=args.add_eos, top_k=args.top_k,
@@ -56,9 +56,10 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     return 0
 
 
-def _int(text: str) -> int:
+def _batch_size(text: str) -> int | str:
+    """--batch-size: "auto" or a whole number, by score()'s rule (and its message)."""
     try:
-        return int(text, 10)
+        value: int | str = int(text, 10)
     except ValueError:
-        raise ValueError(f"batch_size must be 'auto' or a positive integer, got "
-                         f"{text!r}") from None
+        value = text  # "auto", or named in the rule's message
+    return check_batch_size(value)

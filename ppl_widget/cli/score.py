@@ -6,11 +6,19 @@ import argparse
 import codecs
 import math
 import sys
-from collections.abc import Callable
 from typing import TextIO
 
-from .core.metrics import METRIC_KEYS
-from .core.validation import as_count
+from ..core.metrics import METRIC_KEYS
+from .options import add_score_options, check_counts
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("score", help="score a text file and print perplexity metrics")
+    p.add_argument("file", help="text file (UTF-8 unless --encoding), or - for standard input")
+    p.add_argument("--encoding", default="utf-8",
+                   help="the file's text encoding (default utf-8; e.g. latin-1, cp1252)")
+    add_score_options(p)
+    p.add_argument("--json", metavar="OUT", help="write the full per-token result here")
 
 
 def _progress_bar(done: int, total: int, rate: float, eta: float, width: int = 30) -> str:
@@ -72,61 +80,9 @@ def _read_text(path: str, encoding: str = "utf-8") -> str:
         ) from None
 
 
-def _count(text: str) -> int:
-    """An argparse type: a whole number (range checks are score()'s, with its messages)."""
-    try:
-        return int(text.strip(), 10)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be a whole number, got {text!r}") from None
-
-
-def check_counts(args: argparse.Namespace) -> None:
-    """The window and top-k rules, checked before a model is loaded (seconds to minutes)."""
-    from .core.windows import check_window_params
-
-    as_count("top_k", args.top_k, minimum=0, rule="a non-negative integer")
-    if args.max_length is not None:
-        check_window_params(args.max_length, args.stride if args.stride is not None
-                            else max(1, args.max_length // 2))
-    elif args.stride is not None:
-        as_count("stride", args.stride, minimum=1,
-                 rule="at least 1 (1 <= stride <= max_length)")
-
-
-def add_score_options(p: argparse.ArgumentParser, count: Callable[[str], int], *,
-                      no_prefix_help: str = "leave the first token unscored instead of "
-                      "scoring it after BOS",
-                      device_help: str = "auto, cpu, cuda, cuda:1, mps") -> None:
-    """The scoring settings every subcommand shares, with the same names and checks."""
-    p.add_argument("--model", default=None,
-                   help="model id, local directory or .gguf file (default: embedded SmolLM2)")
-    p.add_argument("--max-length", type=count, default=None, help="window length in tokens")
-    p.add_argument("--stride", type=count, default=None, help="new targets per window")
-    p.add_argument("--no-prefix", action="store_true", help=no_prefix_help)
-    p.add_argument("--add-eos", action="store_true", help="also score an end-of-text token")
-    p.add_argument("--top-k", type=count, default=5, help="alternatives kept per token")
-    p.add_argument("--device", default="auto", help=device_help)
-    p.add_argument("--dtype", default="auto", help="auto, float32, bfloat16, float16")
-
-
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="ppl-widget", description=__doc__)
-    sub = parser.add_subparsers(dest="command", required=True)
-    p = sub.add_parser("score", help="score a text file and print perplexity metrics")
-    p.add_argument("file", help="text file (UTF-8 unless --encoding), or - for standard input")
-    p.add_argument("--encoding", default="utf-8",
-                   help="the file's text encoding (default utf-8; e.g. latin-1, cp1252)")
-    add_score_options(p, _count)
-    p.add_argument("--json", metavar="OUT", help="write the full per-token result here")
-    from .corpus_cli import add_parser as add_corpus_parser  # score-corpus (corpus_cli.py)
-
-    add_corpus_parser(sub, _count)
-    return parser
-
-
-def run_score(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    from .scoring.models import load_model
-    from .scoring.scorer import ScoringError, stream
+def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from ..scoring.models import load_model
+    from ..scoring.scorer import ScoringError, stream
 
     check_counts(args)
     text = _read_text(args.file, args.encoding)
@@ -157,20 +113,3 @@ def run_score(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             result.to_json(args.json)
             err.write(f"per-token result written to {args.json}\n")
     return code
-
-
-def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
-    try:
-        if args.command == "score-corpus":
-            from .corpus_cli import run as run_corpus
-
-            return run_corpus(args, sys.stdout, sys.stderr)
-        return run_score(args, sys.stdout, sys.stderr)
-    except (ValueError, TypeError, OSError, RuntimeError) as exc:
-        sys.stderr.write(f"ppl-widget: error: {exc}\n")
-        return 2
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())
