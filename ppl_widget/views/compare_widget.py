@@ -30,8 +30,8 @@ from ..scoring.compare import (
     check_unit_counts,
     iter_compare,
 )
+from .assets import bundle_path, bundle_text
 from .compare_data import model_state, not_comparable, table_row, words_state
-from .widget import _bundle
 from .widget_settings import check_options, check_prefix, check_window
 
 log = logging.getLogger(__name__)
@@ -56,10 +56,9 @@ class ComparisonWidget(anywidget.AnyWidget):
     scoring and skips the rest; ``.wait()`` blocks until the end.
     """
 
-    _esm = _bundle("compare.js")
+    _esm = bundle_path("compare.js")
     # the single-model view's rules (tooltip, legend, controls) plus the comparison's own
-    _css = _bundle("widget.css").read_text(encoding="utf-8") + "\n" + \
-        _bundle("compare.css").read_text(encoding="utf-8")
+    _css = bundle_text("widget.css") + "\n" + bundle_text("compare.css")
 
     text = traitlets.Unicode("").tag(sync=True)
     labels = traitlets.List(traitlets.Unicode()).tag(sync=True)

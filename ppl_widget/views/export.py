@@ -27,11 +27,12 @@ import numpy as np
 from ..core.result import ScoreResult
 from ..core.text_units import TextUnits
 from . import protocol as P
+from .assets import bundle_text
+from .widget_levels import LevelAssigner, word_corrected
 
 if TYPE_CHECKING:
     from .widget import PerplexityWidget
 
-_STATIC = pathlib.Path(__file__).parents[1] / "static"
 _TERMINAL = ("done", "cancelled", "error")
 
 # Controls that need a kernel (re-scoring, cancel) are hidden in a static page;
@@ -48,16 +49,6 @@ _PAGE_CSS = """\
 body { margin: 16px; background: #ffffff; color: #1f1f1f; }
 @media (prefers-color-scheme: dark) { body { background: #1e1e1e; color: #e0e0e0; } }
 """
-
-
-def _asset(name: str) -> str:
-    path = _STATIC / name
-    if not path.is_file():
-        raise FileNotFoundError(
-            f"the widget's front end is not built ({path} is missing): reinstall with "
-            "`pip install -e .` (needs Node.js and npm), or run `npm install && npm run build` "
-            "in js/")
-    return path.read_text(encoding="utf-8")
 
 
 def script_json(value: Any) -> str:
@@ -114,8 +105,6 @@ def _view_traits() -> dict[str, Any]:
 
 def result_data(result: ScoreResult, run_id: int = 1) -> dict[str, Any]:
     """``result``'s arrays as the widget's ``result_data`` trait (UTF-16 offsets, bytes)."""
-    from .widget import result_buffers
-
     top_k = int(result.topk_ids.shape[1]) if result.topk_ids.ndim == 2 else 0
     ids = set(result.token_ids.tolist()) | set(result.topk_ids.ravel().tolist())
     payload: dict[str, Any] = {
@@ -131,39 +120,23 @@ def result_data(result: ScoreResult, run_id: int = 1) -> dict[str, Any]:
     units = TextUnits.of(result.text)
     levels = _levels(result, units)
     arrays.update(levels.owners(result.offsets, result.is_eos), bow_prob=result.bow_prob)
-    payload.update(result_buffers(arrays, units))
+    payload.update(P.result_buffers(arrays, units))
     # the word and sentence levels, as the widget's own result_data has them
     payload.update(zip(P.UNIT_SPAN_FIELDS, levels.buffers(), strict=True))
     payload.update(levels=levels.counts(), level_notes=levels.notes,
                    bow_prob_end=_json_ready(float(result.bow_prob_end)))
-    corrected = _word_corrected(result, arrays["word"], levels)
+    corrected = word_corrected(result, arrays["word"], levels)
     if corrected is not None:
         payload["word_corrected"] = corrected
     return payload
 
 
 def _levels(result: ScoreResult, units: TextUnits) -> Any:
-    from .widget_levels import LevelAssigner
-
     words = result.settings.get("words")
     try:  # the result's own word rule when it was a regex, else the default
         return LevelAssigner(result.text, units, words=words if isinstance(words, str) else None)
     except (TypeError, ValueError):
         return LevelAssigner(result.text, units)
-
-
-def _word_corrected(result: ScoreResult, word: np.ndarray, levels: Any) -> bytes | None:
-    """BOW-corrected surprisal per word, as the widget computes it (None when unknown)."""
-    spans = levels.spans["word"]
-    if result.partial or spans is None or not len(result):
-        return None
-    try:
-        from ..core.word_probability import corrected_word_surprisal
-
-        values = corrected_word_surprisal(result, np.asarray(word, np.int64), len(spans))
-    except (ImportError, ValueError):  # a model kind without b(i)
-        return None
-    return np.ascontiguousarray(values, dtype="<f4").tobytes()
 
 
 def result_settings(result: ScoreResult) -> dict[str, Any]:
@@ -217,7 +190,7 @@ def fragment(state: dict[str, Any], *, esm: str = "widget.js",
     by default the single-model view; ``esm``/``css`` name another view's bundle."""
     clean, buffers = split_buffers(state)
     summary = _summary(clean) if summary is None else summary
-    styles = "\n".join(_safe_css(_asset(name)) for name in css)
+    styles = "\n".join(_safe_css(bundle_text(name)) for name in css)
     # a random class per fragment: several outputs on one page never share styles
     uid = secrets.token_hex(4)
     return (
@@ -225,11 +198,11 @@ def fragment(state: dict[str, Any], *, esm: str = "widget.js",
         f"<style>{styles}\n{_HOST_CSS}</style>"
         f'<div class="pplw-static-summary">{html.escape(summary)}</div>'
         '<div class="pplw-mount"></div>'
-        f'<script type="application/json" class="pplw-esm">{script_json(_asset(esm))}'
+        f'<script type="application/json" class="pplw-esm">{script_json(bundle_text(esm))}'
         "</script>"
         '<script type="application/json" class="pplw-state">'
         f'{script_json({"state": _json_ready(clean), "buffers": buffers})}</script>'
-        f"<script>{_safe_script(_asset('static.js'))}</script>"
+        f"<script>{_safe_script(bundle_text('static.js'))}</script>"
         "</div>")
 
 

@@ -39,7 +39,13 @@ reloads and saved widget state show the complete result without the kernel.
 
 from __future__ import annotations
 
-from typing import Final
+import math
+from typing import TYPE_CHECKING, Final
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from ..core.text_units import TextUnits
 
 MSG_RESET: Final = "reset"
 MSG_CHUNK: Final = "chunk"
@@ -87,3 +93,36 @@ UNIT_SPAN_FIELDS: Final[tuple[str, ...]] = (
     "sentence_start16",
     "sentence_end16",
 )
+
+
+# ---- encoding: arrays as the buffers of a chunk message, or of result_data ----------
+def encode_chunk(chunk: dict[str, np.ndarray], units: TextUnits) -> list[bytes]:
+    """The chunk's arrays as little-endian buffers in ``CHUNK_FIELDS`` order
+    (unit indices -1, b(i) and context gain NaN where the chunk lacks them)."""
+    n = len(chunk["token_ids"])
+    start16 = units.to_utf16(chunk["offsets"][:, 0])
+    end16 = units.to_utf16(chunk["offsets"][:, 1])
+    source = {"start16": start16, "end16": end16, "word": np.full(n, -1),
+              "sentence": np.full(n, -1), "bow_prob": np.full(n, np.nan),
+              "context_gain": np.full(n, np.nan)}
+    buffers = []
+    for name, dtype, _per_token in CHUNK_FIELDS:
+        array = chunk[name] if name in chunk else source[name]
+        buffers.append(np.ascontiguousarray(array, dtype=dtype).tobytes())
+    return buffers
+
+
+def result_buffers(data: dict[str, np.ndarray], units: TextUnits) -> dict[str, bytes]:
+    """The whole result's arrays for ``result_data``: field name -> little-endian bytes,
+    less the ``OPTIONAL_FIELDS`` whose every value is the absent one (the front
+    end fills those in; no column of -1 or NaN in a saved notebook)."""
+    out = {}
+    for (name, _dtype, _per), buf in zip(CHUNK_FIELDS, encode_chunk(data, units),
+                                         strict=True):
+        if name in OPTIONAL_FIELDS:
+            absent, values = OPTIONAL_FIELDS[name], data.get(name)
+            if values is None or (np.all(np.isnan(values)) if math.isnan(absent)
+                                  else np.all(np.asarray(values) == absent)):
+                continue
+        out[name] = buf
+    return out

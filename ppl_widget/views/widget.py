@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import logging
 import math
-import pathlib
 import threading
 from typing import Any
 
@@ -17,24 +16,11 @@ from ..core.text_units import TextUnits, WordSpec
 from ..scoring.models import LoadedModel, as_loaded
 from ..scoring.scorer import ScoreProgress, ScoringError, stream
 from . import protocol as P
+from .assets import bundle_path
 from .widget_levels import LevelAssigner, final_metrics, with_levels, word_corrected
 from .widget_settings import Count, Prefix, SettingError, check_options, check_window
 
 log = logging.getLogger(__name__)
-
-_STATIC = pathlib.Path(__file__).parents[1] / "static"
-
-
-def _bundle(name: str) -> pathlib.Path:
-    path = _STATIC / name
-    if not path.is_file():
-        raise FileNotFoundError(
-            f"the widget's front end is not built ({path} is missing): reinstall with "
-            "`pip install -e .` (needs Node.js and npm), or run `npm install && npm run build` "
-            "in js/"
-        )
-    return path
-
 
 def _json_safe(metrics: dict) -> dict:
     """NaN/inf are not JSON (also inside intervals); the front end shows null as a dash."""
@@ -43,38 +29,6 @@ def _json_safe(metrics: dict) -> dict:
             return None
         return [safe(x) for x in v] if isinstance(v, list | tuple) else v
     return {k: safe(v) for k, v in metrics.items()}
-
-
-def encode_chunk(chunk: dict[str, np.ndarray], units: TextUnits) -> list[bytes]:
-    """The chunk's arrays as little-endian buffers in ``protocol.CHUNK_FIELDS`` order
-    (unit indices -1, b(i) and context gain NaN where the chunk lacks them)."""
-    n = len(chunk["token_ids"])
-    start16 = units.to_utf16(chunk["offsets"][:, 0])
-    end16 = units.to_utf16(chunk["offsets"][:, 1])
-    source = {"start16": start16, "end16": end16, "word": np.full(n, -1),
-              "sentence": np.full(n, -1), "bow_prob": np.full(n, np.nan),
-              "context_gain": np.full(n, np.nan)}
-    buffers = []
-    for name, dtype, _per_token in P.CHUNK_FIELDS:
-        array = chunk[name] if name in chunk else source[name]
-        buffers.append(np.ascontiguousarray(array, dtype=dtype).tobytes())
-    return buffers
-
-
-def result_buffers(data: dict[str, np.ndarray], units: TextUnits) -> dict[str, bytes]:
-    """The whole result's arrays for ``result_data``: field name -> little-endian bytes,
-    less the ``protocol.OPTIONAL_FIELDS`` whose every value is the absent one (the front
-    end fills those in; no column of -1 or NaN in a saved notebook)."""
-    out = {}
-    for (name, _dtype, _per), buf in zip(P.CHUNK_FIELDS, encode_chunk(data, units),
-                                         strict=True):
-        if name in P.OPTIONAL_FIELDS:
-            absent, values = P.OPTIONAL_FIELDS[name], data.get(name)
-            if values is None or (np.all(np.isnan(values)) if math.isnan(absent)
-                                  else np.all(np.asarray(values) == absent)):
-                continue
-        out[name] = buf
-    return out
 
 
 class PerplexityWidget(anywidget.AnyWidget):
@@ -88,8 +42,8 @@ class PerplexityWidget(anywidget.AnyWidget):
     re-scores.
     """
 
-    _esm = _bundle("widget.js")
-    _css = _bundle("widget.css")
+    _esm = bundle_path("widget.js")
+    _css = bundle_path("widget.css")
 
     text = traitlets.Unicode("").tag(sync=True)
     status = traitlets.Unicode("idle").tag(sync=True)  # idle|loading|scoring|done|cancelled|error
@@ -353,7 +307,7 @@ class PerplexityWidget(anywidget.AnyWidget):
         content = {"type": P.MSG_CHUNK, "start": start, "count": len(arrays["token_ids"]),
                    "top_k": self._top_k, "vocab": {str(k): v for k, v in vocab.items()},
                    "progress": progress}
-        self._send_msg(run_id, content, encode_chunk(arrays, self._units))
+        self._send_msg(run_id, content, P.encode_chunk(arrays, self._units))
 
     def _all_scored(self, res: ScoreResult | None = None) -> dict[str, np.ndarray] | None:
         """Every chunk so far as one array per field (replays stay cheap).  ``res``, the
@@ -387,12 +341,12 @@ class PerplexityWidget(anywidget.AnyWidget):
                                        "partial": partial, "metrics": metrics}
             if data is not None:
                 payload["count"] = len(data["token_ids"])
-                payload.update(result_buffers(data, self._units))
+                payload.update(P.result_buffers(data, self._units))
             payload.update(zip(P.UNIT_SPAN_FIELDS, self._levels.buffers(), strict=True))
             payload.update(levels=self._levels.counts(), level_notes=self._levels.notes,
                            bow_prob_end=_json_safe({"b": float(getattr(res, "bow_prob_end",
                                                                        math.nan))})["b"])
-            corrected = word_corrected(res, data, self._levels)
+            corrected = word_corrected(res, None if data is None else data["word"], self._levels)
             if corrected is not None:
                 payload["word_corrected"] = corrected
             self.result_data = payload

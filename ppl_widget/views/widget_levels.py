@@ -111,17 +111,18 @@ def final_metrics(res: Any, unigram: Any = None, ci: float | None = None) -> dic
     return {k: (list(v) if isinstance(v, tuple) else v) for k, v in m.items()}
 
 
-def word_corrected(res: Any, data: dict[str, np.ndarray] | None,
+def word_corrected(res: Any, word: np.ndarray | None,
                    levels: LevelAssigner) -> bytes | None:
-    """BOW-corrected surprisal per word (core.word_probability) as float32 bytes, when
-    the result is complete and the scorer gave b(i)."""
+    """BOW-corrected surprisal per word (``core.word_probability``) as float32 bytes, given
+    each token's word index ``word``; None unless the result is complete, has tokens and
+    the scorer gave b(i).  The one rule for the widget and the exported page."""
     spans = levels.spans["word"]
-    if res is None or data is None or res.partial or spans is None:
+    if res is None or word is None or res.partial or spans is None or not len(res):
         return None
     try:
         from ..core.word_probability import corrected_word_surprisal
 
-        values = corrected_word_surprisal(res, data["word"].astype(np.int64), len(spans))
+        values = corrected_word_surprisal(res, np.asarray(word, np.int64), len(spans))
     except (ImportError, ValueError):  # an older scorer, or a model kind without b(i)
         return None
     return np.ascontiguousarray(values, dtype="<f4").tobytes()
