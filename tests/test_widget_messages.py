@@ -188,3 +188,24 @@ def test_a_new_text_is_scored_anew(tiny_gpt2, sent):
     utf16 = w.text.encode("utf-16-le")
     assert utf16[2 * got["start16"][-1]:2 * got["end16"][-1]].decode("utf-16-le") == \
         res.tokens[-1]
+
+
+def test_infinite_metrics_travel_as_infinity_strings(sent):
+    """An MLE n-gram gives an unseen word probability 0: the metrics are infinite, and
+    go out as "Infinity" (core/jsonable.py; JavaScript's Number() reads it), not null."""
+    import json
+    import math
+
+    from ppl_widget import NGramModel
+    from ppl_widget.views import export
+
+    lm = NGramModel(2, "mle").fit(["I am Sam", "Sam I am", "I like ham"])
+    w = PerplexityWidget("I am Bob", lm, add_eos=True)
+    res = w.wait()
+    assert res.metrics()["word_ppl"] == math.inf
+    done = sent[-1][0]
+    for metrics in (w.result_data["metrics"], done["metrics"]):
+        assert metrics["word_ppl"] == "Infinity" and metrics["total_nll"] == "Infinity"
+        json.dumps(metrics, allow_nan=False)
+    page = export.result_to_html(res)
+    assert '"word_ppl":"Infinity"' in page and "per word inf" in page

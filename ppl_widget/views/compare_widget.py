@@ -203,9 +203,9 @@ class ComparisonWidget(anywidget.AnyWidget):
         return _write(text, path)
 
     def _static_view(self) -> dict[str, Any]:
-        rows = {r["label"]: r.get("word_ppl") for r in self.table}
-        ppl = ", ".join(f"{lb} {v:.4g}" if isinstance(v, float) else f"{lb} —"
-                        for lb, v in rows.items())
+        from .export import summary_number
+
+        ppl = ", ".join(f"{r['label']} {summary_number(r.get('word_ppl'))}" for r in self.table)
         summary = (f"ppl-widget comparison of {len(self.labels)} models · perplexity per word: "
                    f"{ppl or 'none scored yet'} (the coloured view needs JavaScript)")
         return {"esm": "compare.js", "css": ("widget.css", "compare.css"), "summary": summary}

@@ -17,13 +17,11 @@ from __future__ import annotations
 import base64
 import html
 import json
-import math
 import pathlib
 import secrets
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
+from ..core.jsonable import json_safe
 from ..core.result import ScoreResult
 from ..core.text_units import TextUnits
 from . import protocol as P
@@ -58,19 +56,6 @@ def script_json(value: Any) -> str:
                     ("\u2028", "\\u2028"), ("\u2029", "\\u2029")):
         text = text.replace(ch, esc)
     return text
-
-
-def _json_ready(value: Any) -> Any:
-    """Non-finite floats (not JSON) become null; numpy scalars become Python numbers."""
-    if isinstance(value, dict):
-        return {str(k): _json_ready(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_json_ready(v) for v in value]
-    if isinstance(value, np.generic):
-        value = value.item()
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    return value
 
 
 def split_buffers(state: dict[str, Any]) -> tuple[dict[str, Any], list[dict[str, Any]]]:
@@ -110,7 +95,7 @@ def result_data(result: ScoreResult, run_id: int = 1) -> dict[str, Any]:
     payload: dict[str, Any] = {
         "run_id": run_id, "count": len(result), "top_k": top_k,
         "vocab": {str(k): v for k, v in result.vocab.items() if k in ids},
-        "partial": bool(result.partial), "metrics": _json_ready(result.metrics()),
+        "partial": bool(result.partial), "metrics": json_safe(result.metrics()),
     }
     arrays = {"token_ids": result.token_ids, "offsets": result.offsets,
               "surprisal": result.surprisal, "entropy": result.entropy, "rank": result.rank,
@@ -124,7 +109,7 @@ def result_data(result: ScoreResult, run_id: int = 1) -> dict[str, Any]:
     # the word and sentence levels, as the widget's own result_data has them
     payload.update(zip(P.UNIT_SPAN_FIELDS, levels.buffers(), strict=True))
     payload.update(levels=levels.counts(), level_notes=levels.notes,
-                   bow_prob_end=_json_ready(float(result.bow_prob_end)))
+                   bow_prob_end=json_safe(float(result.bow_prob_end)))
     corrected = word_corrected(result, arrays["word"], levels)
     if corrected is not None:
         payload["word_corrected"] = corrected
@@ -145,7 +130,7 @@ def result_settings(result: ScoreResult) -> dict[str, Any]:
     eos = bool(result.settings.get("add_eos", bool(result.is_eos.any())))
     settings.update(n_unscored=len(result.unscored_token_ids), eos_scored=eos,
                     total_tokens=result.total_tokens)
-    return _json_ready(settings)
+    return json_safe(settings)
 
 
 def result_state(result: ScoreResult, **view: Any) -> dict[str, Any]:
@@ -201,7 +186,7 @@ def fragment(state: dict[str, Any], *, esm: str = "widget.js",
         f'<script type="application/json" class="pplw-esm">{script_json(bundle_text(esm))}'
         "</script>"
         '<script type="application/json" class="pplw-state">'
-        f'{script_json({"state": _json_ready(clean), "buffers": buffers})}</script>'
+        f'{script_json({"state": json_safe(clean), "buffers": buffers})}</script>'
         f"<script>{_safe_script(bundle_text('static.js'))}</script>"
         "</div>")
 
@@ -221,12 +206,16 @@ def _summary(state: dict[str, Any]) -> str:
     model = (state.get("settings") or {}).get("model", "?")
 
     def num(key: str) -> str:
-        v = m.get(key)
-        return "—" if v is None else f"{v:.4g}"
+        return summary_number(m.get(key))
 
     return (f"ppl-widget · {model} · {data.get('count', 0)} tokens · perplexity per token "
             f"{num('token_ppl')}, per word {num('word_ppl')}, per char {num('char_ppl')}, "
             f"per byte {num('byte_ppl')} (the coloured view needs JavaScript)")
+
+
+def summary_number(value: Any) -> str:
+    """A metric for a page's one-line summary: null (NaN) is a dash, "Infinity" is inf."""
+    return "—" if value is None else f"{float(value):.4g}"
 
 
 def _safe_css(css: str) -> str:

@@ -11,6 +11,7 @@ import anywidget
 import numpy as np
 import traitlets
 
+from ..core.jsonable import json_number, json_safe
 from ..core.result import TOKEN_ARRAYS, ScoreResult
 from ..core.text_units import TextUnits, WordSpec
 from ..scoring.models import LoadedModel, as_loaded
@@ -21,15 +22,6 @@ from .widget_levels import LevelAssigner, final_metrics, with_levels, word_corre
 from .widget_settings import Count, Prefix, SettingError, check_options, check_window
 
 log = logging.getLogger(__name__)
-
-def _json_safe(metrics: dict) -> dict:
-    """NaN/inf are not JSON (also inside intervals); the front end shows null as a dash."""
-    def safe(v: Any) -> Any:
-        if isinstance(v, float) and not math.isfinite(v):
-            return None
-        return [safe(x) for x in v] if isinstance(v, list | tuple) else v
-    return {k: safe(v) for k, v in metrics.items()}
-
 
 class PerplexityWidget(anywidget.AnyWidget):
     """Score ``text`` with a causal LM and show every token coloured by surprisal.
@@ -286,7 +278,7 @@ class PerplexityWidget(anywidget.AnyWidget):
                 else self._unigram.source
         if self._ci is not None:
             settings["ci"] = self._ci
-        self.settings = _json_safe(settings)
+        self.settings = json_safe(settings)
         # show the resolved window defaults; equal to the run's settings, they re-score nothing
         self._run_settings = (settings["max_length"], settings["stride"], self.prefix)
         with self.hold_trait_notifications():
@@ -301,7 +293,7 @@ class PerplexityWidget(anywidget.AnyWidget):
 
     def _send_chunk(self, run_id: int, start: int, arrays: dict[str, np.ndarray],
                     vocab: dict[int, str], item: ScoreProgress) -> None:
-        progress = _json_safe({"done": item.done, "total": item.total,
+        progress = json_safe({"done": item.done, "total": item.total,
                                "tokens_per_s": item.tokens_per_s, "eta_s": item.eta_s,
                                "elapsed_s": item.elapsed_s})
         content = {"type": P.MSG_CHUNK, "start": start, "count": len(arrays["token_ids"]),
@@ -333,7 +325,7 @@ class PerplexityWidget(anywidget.AnyWidget):
         with self._lock:
             res = self.result
             data = self._all_scored(res)
-            metrics = _json_safe(final_metrics(res, self._unigram, self._ci)) \
+            metrics = json_safe(final_metrics(res, self._unigram, self._ci)) \
                 if res is not None else None
             partial = res.partial if res is not None else True
             payload: dict[str, Any] = {"run_id": run_id, "count": 0, "top_k": self._top_k,
@@ -344,8 +336,8 @@ class PerplexityWidget(anywidget.AnyWidget):
                 payload.update(P.result_buffers(data, self._units))
             payload.update(zip(P.UNIT_SPAN_FIELDS, self._levels.buffers(), strict=True))
             payload.update(levels=self._levels.counts(), level_notes=self._levels.notes,
-                           bow_prob_end=_json_safe({"b": float(getattr(res, "bow_prob_end",
-                                                                       math.nan))})["b"])
+                           bow_prob_end=json_number(float(getattr(res, "bow_prob_end",
+                                                                        math.nan))))
             corrected = word_corrected(res, None if data is None else data["word"], self._levels)
             if corrected is not None:
                 payload["word_corrected"] = corrected
