@@ -277,3 +277,26 @@ def test_static_pages_replace_only_ppl_widget_views(tiny_gpt2):
     fake = {WIDGET_VIEW: {"model_id": "x"}, "text/html": "<p>pplw-static</p>"}
     nb.cells[0].outputs[0].data = dict(fake)
     assert use_static_pages(nb) == 0 and nb.cells[0].outputs[0].data == fake
+
+
+def test_eos_scored_means_an_eos_among_the_scored_tokens(tiny_gpt2):
+    """"Scored with" says EOS "scored" only when the result holds it: a run with
+    add_eos=True that stopped early added it but did not score it."""
+    import threading
+
+    from ppl_widget import stream
+
+    cancel = threading.Event()
+    items = []
+    for item in stream(TEXT * 4, tiny_gpt2, max_length=16, stride=8, add_eos=True,
+                       cancel=cancel):
+        items.append(item)
+        cancel.set()
+    partial = items[-1].result
+    assert partial.partial and not partial.is_eos.any()
+    settings = export.result_state(partial)["settings"]
+    assert settings["add_eos"] is True and settings["eos_scored"] is False
+    full = score(TEXT, tiny_gpt2, max_length=16, stride=8, add_eos=True)
+    assert P.result_settings(full)["eos_scored"] is True
+    assert P.result_settings(score(TEXT, tiny_gpt2, max_length=16, stride=8)) \
+        ["eos_scored"] is False

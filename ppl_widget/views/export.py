@@ -23,10 +23,8 @@ from typing import TYPE_CHECKING, Any
 
 from ..core.jsonable import json_safe
 from ..core.result import ScoreResult
-from ..core.text_units import TextUnits
-from . import protocol as P
 from .assets import bundle_text
-from .widget_levels import LevelAssigner, word_corrected
+from .protocol import result_data, result_settings
 
 if TYPE_CHECKING:
     from .widget import PerplexityWidget
@@ -86,51 +84,6 @@ def _view_traits() -> dict[str, Any]:
     traits = PerplexityWidget.class_traits(sync=True)
     return {name: trait.default() for name, trait in traits.items()
             if name not in base and not name.startswith("_")}
-
-
-def result_data(result: ScoreResult, run_id: int = 1) -> dict[str, Any]:
-    """``result``'s arrays as the widget's ``result_data`` trait (UTF-16 offsets, bytes)."""
-    top_k = int(result.topk_ids.shape[1]) if result.topk_ids.ndim == 2 else 0
-    ids = set(result.token_ids.tolist()) | set(result.topk_ids.ravel().tolist())
-    payload: dict[str, Any] = {
-        "run_id": run_id, "count": len(result), "top_k": top_k,
-        "vocab": {str(k): v for k, v in result.vocab.items() if k in ids},
-        "partial": bool(result.partial), "metrics": json_safe(result.metrics()),
-    }
-    arrays = {"token_ids": result.token_ids, "offsets": result.offsets,
-              "surprisal": result.surprisal, "entropy": result.entropy, "rank": result.rank,
-              "context_length": result.context_length, "units": result.units,
-              "topk_ids": result.topk_ids.reshape(len(result), top_k),
-              "topk_probs": result.topk_probs.reshape(len(result), top_k)}
-    units = TextUnits.of(result.text)
-    levels = _levels(result, units)
-    arrays.update(levels.owners(result.offsets, result.is_eos), bow_prob=result.bow_prob)
-    payload.update(P.result_buffers(arrays, units))
-    # the word and sentence levels, as the widget's own result_data has them
-    payload.update(zip(P.UNIT_SPAN_FIELDS, levels.buffers(), strict=True))
-    payload.update(levels=levels.counts(), level_notes=levels.notes,
-                   bow_prob_end=json_safe(float(result.bow_prob_end)))
-    corrected = word_corrected(result, arrays["word"], levels)
-    if corrected is not None:
-        payload["word_corrected"] = corrected
-    return payload
-
-
-def _levels(result: ScoreResult, units: TextUnits) -> Any:
-    words = result.settings.get("words")
-    try:  # the result's own word rule when it was a regex, else the default
-        return LevelAssigner(result.text, units, words=words if isinstance(words, str) else None)
-    except (TypeError, ValueError):
-        return LevelAssigner(result.text, units)
-
-
-def result_settings(result: ScoreResult) -> dict[str, Any]:
-    """The ``settings`` trait the widget shows for ``result`` ("Scored with")."""
-    settings = dict(result.settings)
-    eos = bool(result.settings.get("add_eos", bool(result.is_eos.any())))
-    settings.update(n_unscored=len(result.unscored_token_ids), eos_scored=eos,
-                    total_tokens=result.total_tokens)
-    return json_safe(settings)
 
 
 def result_state(result: ScoreResult, **view: Any) -> dict[str, Any]:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import logging
-import math
 import threading
 from typing import Any
 
@@ -11,14 +10,14 @@ import anywidget
 import numpy as np
 import traitlets
 
-from ..core.jsonable import json_number, json_safe
+from ..core.jsonable import json_safe
 from ..core.result import TOKEN_ARRAYS, ScoreResult
 from ..core.text_units import TextUnits, WordSpec
 from ..scoring.models import LoadedModel, as_loaded
 from ..scoring.scorer import ScoreProgress, ScoringError, stream
 from . import protocol as P
 from .assets import bundle_path
-from .widget_levels import LevelAssigner, final_metrics, with_levels, word_corrected
+from .widget_levels import LevelAssigner, with_levels
 from .widget_settings import Count, Prefix, SettingError, check_options, check_window
 
 log = logging.getLogger(__name__)
@@ -270,15 +269,7 @@ class PerplexityWidget(anywidget.AnyWidget):
         res = item.result
         self._top_k = int(res.settings.get("top_k", 0))
         self._total = item.total
-        settings = dict(res.settings)
-        settings.update(n_unscored=len(res.unscored_token_ids),
-                        eos_scored=bool(self._options["add_eos"]), total_tokens=item.total)
-        if self._unigram is not None:
-            settings["unigram"] = "in-sample" if self._unigram.in_sample \
-                else self._unigram.source
-        if self._ci is not None:
-            settings["ci"] = self._ci
-        self.settings = json_safe(settings)
+        self.settings = settings = P.result_settings(res, unigram=self._unigram, ci=self._ci)
         # show the resolved window defaults; equal to the run's settings, they re-score nothing
         self._run_settings = (settings["max_length"], settings["stride"], self.prefix)
         with self.hold_trait_notifications():
@@ -324,25 +315,13 @@ class PerplexityWidget(anywidget.AnyWidget):
             return
         with self._lock:
             res = self.result
-            data = self._all_scored(res)
-            metrics = json_safe(final_metrics(res, self._unigram, self._ci)) \
-                if res is not None else None
-            partial = res.partial if res is not None else True
-            payload: dict[str, Any] = {"run_id": run_id, "count": 0, "top_k": self._top_k,
-                                       "vocab": {str(k): v for k, v in self._vocab.items()},
-                                       "partial": partial, "metrics": metrics}
-            if data is not None:
-                payload["count"] = len(data["token_ids"])
-                payload.update(P.result_buffers(data, self._units))
-            payload.update(zip(P.UNIT_SPAN_FIELDS, self._levels.buffers(), strict=True))
-            payload.update(levels=self._levels.counts(), level_notes=self._levels.notes,
-                           bow_prob_end=json_number(float(getattr(res, "bow_prob_end",
-                                                                        math.nan))))
-            corrected = word_corrected(res, None if data is None else data["word"], self._levels)
-            if corrected is not None:
-                payload["word_corrected"] = corrected
-            self.result_data = payload
-            self._done_msg = {"type": P.MSG_DONE, "partial": partial, "metrics": metrics}
+            data = self._all_scored(res) or {}
+            self.result_data = P.result_data(
+                res, levels=self._levels, unigram=self._unigram, ci=self._ci, run_id=run_id,
+                columns={k: data[k] for k in ("word", "sentence", "context_gain") if k in data})
+            self.settings = P.result_settings(res, unigram=self._unigram, ci=self._ci)
+            self._done_msg = {"type": P.MSG_DONE, "partial": self.result_data["partial"],
+                              "metrics": self.result_data["metrics"]}
         self._send_msg(run_id, self._done_msg)
         self._shown_status = status
         self.status = status
