@@ -10,7 +10,6 @@ comparable.  The front end is ``js/src/compare/``.
 
 from __future__ import annotations
 
-import logging
 import threading
 import time
 from collections.abc import Sequence
@@ -32,9 +31,9 @@ from ..scoring.compare import (
 )
 from .assets import bundle_path, bundle_text
 from .compare_data import model_state, not_comparable, table_row, words_state
+from .live_run import LiveRun
+from .protocol import MSG_CANCEL
 from .widget_settings import check_options, check_prefix, check_window
-
-log = logging.getLogger(__name__)
 
 _OWN_TRAITS = ("text", "labels", "words", "models_data", "table", "note", "not_comparable",
                "pair", "surprisal_unit", "status", "error")
@@ -84,11 +83,7 @@ class ComparisonWidget(anywidget.AnyWidget):
         self._load = {"keep_models": keep_models, "device": device, "dtype": dtype}
         self._setup(text, labels)
         self.pair = [self._index(p) for p in pair]
-        self._cancel = threading.Event()
-        self._thread: threading.Thread | None = None
-        self.exception: BaseException | None = None
         self.kept: list[Any] = []  # the loaded models, with keep_models=True
-        self.on_msg(self._on_front_end_message)
         if autostart:
             self.start()
 
@@ -100,6 +95,8 @@ class ComparisonWidget(anywidget.AnyWidget):
         self._results: list[Any] = [None] * len(labels)
         self._vocab: list[int | None] = [None] * len(labels)
         self._lock = threading.RLock()
+        self._live = LiveRun("comparison", self._end)
+        self.on_msg(self._on_front_end_message)
         self.models_data = [{"label": lb, "model": "", "status": "waiting", "count": 0}
                             for lb in labels]
 
@@ -112,8 +109,7 @@ class ComparisonWidget(anywidget.AnyWidget):
         self._load = {}
         self._setup(comparison.text, list(comparison.labels))
         self.pair = [comparison.index(a), comparison.index(b)]
-        self._cancel, self._thread, self.exception, self.kept = threading.Event(), None, None, []
-        self.on_msg(self._on_front_end_message)
+        self.kept = []
         for k, res in enumerate(comparison.results):
             self._results[k] = res
             self._vocab[k] = comparison.vocab_sizes[k]
@@ -140,29 +136,27 @@ class ComparisonWidget(anywidget.AnyWidget):
         with self._lock:
             return list(self._results)
 
+    @property
+    def exception(self) -> BaseException | None:
+        """The last run's failure, a ``ComparisonError`` (None: it did not fail)."""
+        return self._live.exception
+
     def start(self) -> None:
         """Score every model in a background thread (the view fills as they finish)."""
         if not self._models:
             raise RuntimeError("this view shows a finished Comparison: nothing to score")
         self.cancel()
         self.wait(raise_error=False)
-        self._cancel = threading.Event()
-        self.exception, self.error, self.status = None, "", "scoring"
-        self._thread = threading.Thread(target=self._run, args=(self._cancel,),
-                                        name="ppl-widget-compare", daemon=True)
-        self._thread.start()
+        self.error, self.status = "", "scoring"
+        self._live.start(self._score_all)
 
     def cancel(self) -> None:
         """Stop the model scoring within one batch (it stays, partial); skip the rest."""
-        self._cancel.set()
+        self._live.cancel()
 
     def wait(self, timeout: float | None = None, *, raise_error: bool = True) -> Comparison:
         """Block until every model is scored (or cancelled); re-raise a failure."""
-        thread = self._thread
-        if thread is not None and thread is not threading.current_thread():
-            thread.join(timeout)
-        if raise_error and self.exception is not None:
-            raise self.exception
+        self._live.wait(timeout, raise_error=raise_error)
         return self.comparison
 
     def _index(self, model: int | str) -> int:
@@ -225,8 +219,8 @@ class ComparisonWidget(anywidget.AnyWidget):
 
         display_widget(self)
 
-    # ---- scoring thread --------------------------------------------------
-    def _run(self, cancel: threading.Event) -> None:
+    # ---- scoring thread (a LiveRun) ----------------------------------------
+    def _score_all(self, _run_id: int, cancel: threading.Event) -> str:
         k, last_push = 0, 0.0
         try:
             events = iter_compare(self.text, self._models, cancel=cancel, kept=self.kept,
@@ -253,19 +247,26 @@ class ComparisonWidget(anywidget.AnyWidget):
                     check_unit_counts(finished, [self.labels[i] for i, r in
                                                  enumerate(self._results)
                                                  if r is not None and not r.partial])
-            self._skip_rest("skipped" if cancel.is_set() else "waiting")
-            self.status = "cancelled" if cancel.is_set() else "done"
-        except Exception as exc:  # shown in the view, logged, re-raised by wait()
-            self.exception = exc if isinstance(exc, ComparisonError) else ComparisonError(
+            return "cancelled" if cancel.is_set() else "done"
+        except Exception as exc:  # named after the model; kept, shown and re-raised by LiveRun
+            failed = exc if isinstance(exc, ComparisonError) else ComparisonError(
                 f"model {self.labels[k]!r} could not be scored: {type(exc).__name__}: {exc}",
                 None)
-            self.exception.comparison = self.comparison
-            log.error("ppl-widget: comparison failed: %s", exc, exc_info=exc)
-            k = min(k, len(self.labels) - 1)
+            failed.comparison = self.comparison
+            if failed is exc:
+                raise
+            raise failed from exc
+
+    def _end(self, _run_id: int, status: str, error: BaseException | None) -> None:
+        """The run ended (LiveRun): the models not scored are marked, then the status."""
+        if error is not None:
+            # the model that failed: the first one not finished (loading, or scoring)
+            k = next((i for i, e in enumerate(self.models_data)
+                      if e["status"] in ("waiting", "scoring")), len(self.labels) - 1)
             self._mark(k, "error")
-            self._skip_rest("skipped")
-            self.error = str(self.exception)
-            self.status = "error"
+            self.error = str(error)
+        self._skip_rest("waiting" if status == "done" else "skipped")
+        self.status = status
 
     def _publish(self, k: int, result: Any, status: str, *, model: str | None = None,
                  done: int = 0, total: int | None = None) -> None:
@@ -298,7 +299,7 @@ class ComparisonWidget(anywidget.AnyWidget):
                 self._mark(k, status)
 
     def _on_front_end_message(self, _widget: Any, content: dict, _buffers: list) -> None:
-        if isinstance(content, dict) and content.get("type") == "cancel":
+        if isinstance(content, dict) and content.get("type") == MSG_CANCEL:
             self.cancel()
 
 

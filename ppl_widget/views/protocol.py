@@ -56,6 +56,7 @@ from .widget_levels import LevelAssigner, context_gain, word_corrected
 if TYPE_CHECKING:
     from ..core.result import ScoreResult
     from ..core.text_units import TextUnits
+    from ..scoring.scorer import ScoreProgress
 
 log = logging.getLogger(__name__)
 
@@ -138,6 +139,39 @@ def result_buffers(data: dict[str, np.ndarray], units: TextUnits) -> dict[str, b
                 continue
         out[name] = buf
     return out
+
+
+# ---- messages (the widget adds run_id when it sends one) --------------------------------
+def reset_message(levels: LevelAssigner, total_tokens: int, top_k: int,
+                  ) -> tuple[dict[str, Any], list[bytes]]:
+    return ({"type": MSG_RESET, "total_tokens": total_tokens, "top_k": top_k,
+             "levels": levels.counts(), "level_notes": levels.notes}, levels.buffers())
+
+
+def progress(item: ScoreProgress) -> dict[str, Any]:
+    return json_safe({"done": item.done, "total": item.total, "tokens_per_s": item.tokens_per_s,
+                      "eta_s": item.eta_s, "elapsed_s": item.elapsed_s})
+
+
+def chunk_message(start: int, arrays: dict[str, np.ndarray], vocab: dict[int, str],
+                  item: ScoreProgress, top_k: int, units: TextUnits,
+                  ) -> tuple[dict[str, Any], list[bytes]]:
+    return ({"type": MSG_CHUNK, "start": start, "count": len(arrays["token_ids"]),
+             "top_k": top_k, "vocab": {str(k): v for k, v in vocab.items()},
+             "progress": progress(item)}, encode_chunk(arrays, units))
+
+
+def done_message(payload: dict[str, Any]) -> dict[str, Any]:
+    """The ``done`` message of a run whose ``result_data`` is ``payload``."""
+    return {"type": MSG_DONE, "partial": payload["partial"], "metrics": payload["metrics"]}
+
+
+def error_message(message: str) -> dict[str, Any]:
+    return {"type": MSG_ERROR, "message": message}
+
+
+def settings_error_message(field: str, message: str) -> dict[str, Any]:
+    return {"type": MSG_SETTINGS_ERROR, "field": field, "message": message}
 
 
 # ---- the payloads of the synced traits ----------------------------------------------------
