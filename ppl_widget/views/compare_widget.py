@@ -31,6 +31,7 @@ from ..scoring.compare import (
 )
 from .assets import bundle_path, bundle_text
 from .compare_data import model_state, not_comparable, table_row, words_state
+from .export import StaticPageOutput
 from .live_run import LiveRun
 from .protocol import MSG_CANCEL
 from .widget_settings import check_options, check_prefix, check_window
@@ -44,7 +45,7 @@ MIN_UPDATE_S = 0.25
 TOKENS_PER_UPDATE_S = 200_000
 
 
-class ComparisonWidget(anywidget.AnyWidget):
+class ComparisonWidget(StaticPageOutput, anywidget.AnyWidget):
     """Score ``text`` with every model in ``models`` and show the difference per word.
 
     ``models``: anything ``compare()`` takes.  ``pair``: the two models (index or
@@ -187,37 +188,19 @@ class ComparisonWidget(anywidget.AnyWidget):
         names = [n for n in self.class_traits(sync=True) if n in _OWN_TRAITS]
         return self.get_state(names)
 
-    def to_html(self, path: Any = None, *, title: str | None = None) -> str:
-        """The comparison view as one self-contained HTML page (no kernel, no network);
-        written to ``path`` when given."""
-        from .export import _write, page
+    def _page_state(self) -> dict[str, Any]:
+        return self.static_state()
 
-        text = page(self.static_state(), title or f"ppl-widget · {' vs '.join(self.labels)}",
-                    **self._static_view())
-        return _write(text, path)
+    def _page_title(self, _state: dict[str, Any]) -> str:
+        return f"ppl-widget · {' vs '.join(self.labels)}"
 
-    def _static_view(self) -> dict[str, Any]:
+    def _page_view(self) -> dict[str, Any]:
         from .export import summary_number
 
         ppl = ", ".join(f"{r['label']} {summary_number(r.get('word_ppl'))}" for r in self.table)
         summary = (f"ppl-widget comparison of {len(self.labels)} models · perplexity per word: "
                    f"{ppl or 'none scored yet'} (the coloured view needs JavaScript)")
         return {"esm": "compare.js", "css": ("widget.css", "compare.css"), "summary": summary}
-
-    def _repr_mimebundle_(self, **kwargs: Any) -> Any:
-        # the live view, plus the static page as text/html where no widget manager runs
-        from .export import fragment
-
-        bundle = super()._repr_mimebundle_(**kwargs)
-        data, metadata = bundle if isinstance(bundle, tuple) else (bundle, None)
-        data = {**data, "text/html": fragment(self.static_state(), **self._static_view())}
-        return data if metadata is None else (data, metadata)
-
-    def _ipython_display_(self) -> None:
-        # with a display id: the text/html is brought up to date when scoring ends
-        from .export import display_widget
-
-        display_widget(self)
 
     # ---- scoring thread (a LiveRun) ----------------------------------------
     def _score_all(self, _run_id: int, cancel: threading.Event) -> str:

@@ -197,36 +197,55 @@ def result_to_html(result: ScoreResult, path: str | pathlib.Path | None = None, 
     return _write(page(state, title or _title(result.settings)), path)
 
 
-def widget_to_html(widget: PerplexityWidget, path: str | pathlib.Path | None = None, *,
-                   title: str | None = None) -> str:
-    """The widget as a self-contained HTML page (what it shows now, with no kernel)."""
-    state = widget_state(widget)
-    return _write(page(state, title or _title(state.get("settings") or {})), path)
-
-
 def _title(settings: dict[str, Any]) -> str:
     model = settings.get("model")
     return f"ppl-widget · {model}" if model else "ppl-widget"
 
 
-# ---- the widget's notebook output ------------------------------------------------
-def with_static_fallback(widget: PerplexityWidget, bundle: Any) -> Any:
-    """``bundle`` (the widget-view mime bundle) plus the static page as ``text/html``.
+# ---- the widgets' own pages and notebook output -------------------------------------
+class StaticPageOutput:
+    """For a widget class: ``to_html``, and its static page as ``text/html`` beside the
+    live view in a notebook.
 
-    Front ends that run widgets (JupyterLab, Notebook 7, VS Code) rank the widget
-    view first and show only it; nbconvert, Jupyter Book and previews with no widget
-    manager fall back to the text/html.  ``bundle`` is a data dict or anywidget's
-    ``(data, metadata)``; the same shape comes back."""
-    data, metadata = bundle if isinstance(bundle, tuple) else (bundle, None)
-    data = dict(data)
-    try:
-        data["text/html"] = fragment(widget_state(widget))
-    except FileNotFoundError:  # front end not built: the live widget fails the same way
-        pass
-    return data if metadata is None else (data, metadata)
+    Front ends that run widgets (JupyterLab, Notebook 7, VS Code) rank the widget view
+    first and show only it; nbconvert, Jupyter Book and previews with no widget manager
+    fall back to the text/html.  The widget gives ``_page_state()`` (its synced state
+    for a page with no kernel), ``_page_title(state)`` and ``_page_view()`` (the
+    keywords of :func:`fragment`: which bundle, the summary line)."""
+
+    def _page_state(self) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def _page_title(self, state: dict[str, Any]) -> str:
+        return _title(state.get("settings") or {})
+
+    def _page_view(self) -> dict[str, Any]:
+        return {}
+
+    def to_html(self, path: str | pathlib.Path | None = None, *,
+                title: str | None = None) -> str:
+        """What the widget shows now, as one self-contained HTML page (no kernel, no
+        network); written to ``path`` when given.  A run still going is exported as
+        what it has so far, marked partial."""
+        state = self._page_state()
+        return _write(page(state, title or self._page_title(state), **self._page_view()), path)
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> Any:
+        bundle = super()._repr_mimebundle_(**kwargs)  # type: ignore[misc]
+        data, metadata = bundle if isinstance(bundle, tuple) else (bundle, None)
+        data = dict(data)
+        try:
+            data["text/html"] = fragment(self._page_state(), **self._page_view())
+        except FileNotFoundError:  # front end not built: the live widget fails the same way
+            pass
+        return data if metadata is None else (data, metadata)
+
+    def _ipython_display_(self) -> None:
+        # shown with a display id, so the text/html is brought up to date when a run ends
+        display_widget(self)
 
 
-def _bundle_of(widget: PerplexityWidget) -> tuple[dict, dict]:
+def _bundle_of(widget: Any) -> tuple[dict, dict]:
     bundle = widget._repr_mimebundle_()
     data, metadata = bundle if isinstance(bundle, tuple) else (bundle, {})
     if getattr(widget, "_pplw_static", False):  # shown where no front end draws it
@@ -236,11 +255,11 @@ def _bundle_of(widget: PerplexityWidget) -> tuple[dict, dict]:
     return data, metadata
 
 
-def _display_id(widget: PerplexityWidget) -> str:
+def _display_id(widget: Any) -> str:
     return f"ppl-widget-{widget.model_id}"
 
 
-def display_widget(widget: PerplexityWidget) -> None:
+def display_widget(widget: Any) -> None:
     """Show the widget with a display id; when a run ends, the output is updated so a
     notebook saved afterwards holds the final page as its text/html.
 
@@ -262,7 +281,7 @@ def display_widget(widget: PerplexityWidget) -> None:
         widget.observe(lambda change: _refresh_display(widget, change), names=["status"])
 
 
-def _refresh_display(widget: PerplexityWidget, change: dict) -> None:
+def _refresh_display(widget: Any, change: dict) -> None:
     if change["new"] not in _TERMINAL or change["old"] == change["new"]:
         return
     from IPython.display import update_display

@@ -19,18 +19,20 @@ from ..scoring.models import LoadedModel, as_loaded
 from ..scoring.scorer import ScoringError, stream
 from . import protocol as P
 from .assets import bundle_path
+from .export import StaticPageOutput
 from .live_run import LiveRun
 from .widget_run import Message, WidgetRun
 from .widget_settings import Count, Prefix, SettingError, check_options, check_window
 
 
-class PerplexityWidget(anywidget.AnyWidget):
+class PerplexityWidget(StaticPageOutput, anywidget.AnyWidget):
     """Score ``text`` with a causal LM and show every token coloured by surprisal.
 
     ``model`` takes anything ``load_model`` takes, or what it returned.  Scoring
     starts at once in a background thread; the kernel stays free.  Use
     ``.result`` for the ``ScoreResult`` (``partial`` until scoring ends),
-    ``.cancel()`` to stop, ``.wait()`` to block until done.  Changing
+    ``.cancel()`` to stop, ``.wait()`` to block until done, ``.to_html()`` for a
+    page that shows it with no kernel.  Changing
     ``max_length``, ``stride`` or ``prefix`` (here or in the widget), or ``text``,
     re-scores.
     """
@@ -160,25 +162,11 @@ class PerplexityWidget(anywidget.AnyWidget):
             self._collecting_control_edits = False
         self.start()
 
-    # ---- static page (views/export.py) ------------------------------------
-    def to_html(self, path: Any = None, **kwargs: Any) -> str:
-        """What the widget shows now, as one self-contained HTML page (no kernel, no
-        network); written to ``path`` when given.  A run still going is exported as partial."""
-        from .export import widget_to_html
+    # ---- static page (views/export.py: to_html, the notebook's text/html) ----
+    def _page_state(self) -> dict[str, Any]:
+        from .export import widget_state
 
-        return widget_to_html(self, path, **kwargs)
-
-    def _repr_mimebundle_(self, **kwargs: Any) -> dict:
-        # the live view, plus the static page as text/html for where no widget manager runs
-        from .export import with_static_fallback
-
-        return with_static_fallback(self, super()._repr_mimebundle_(**kwargs))
-
-    def _ipython_display_(self) -> None:
-        # shown with a display id, so the text/html is brought up to date when scoring ends
-        from .export import display_widget
-
-        display_widget(self)
+        return widget_state(self)
 
     # ---- scoring thread (a LiveRun) ----------------------------------------
     def _score(self, run_id: int, cancel: threading.Event, edited: bool) -> str | None:
