@@ -16,7 +16,7 @@ Kernel -> front end (custom messages, ``widget.send(content, buffers)``):
     ``start`` is the index of the chunk's first token among the run's scored
     tokens; ``vocab`` maps token ids first seen in this chunk (targets and
     top-k alternatives) to their decoded text; ``progress`` is
-    {done, total, tokens_per_s, eta_s, elapsed_s} (``progress``).  Buffers follow
+    {done, total, tokens_per_s, eta_s, elapsed_s} (built by ``progress()``).  Buffers follow
     ``CHUNK_FIELDS`` in order, each a little-endian typed array.
 ``done``   the run ended (finished, cancelled or failed).
     {type, run_id, partial, metrics}
