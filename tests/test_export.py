@@ -300,3 +300,16 @@ def test_eos_scored_means_an_eos_among_the_scored_tokens(tiny_gpt2):
     assert P.result_settings(full)["eos_scored"] is True
     assert P.result_settings(score(TEXT, tiny_gpt2, max_length=16, stride=8)) \
         ["eos_scored"] is False
+
+
+def test_a_page_starts_from_every_synced_trait_of_the_widget():
+    """export.py reads the view's traits from widget_traits.py (not from the widget, which
+    imports export): the widget must sync nothing beyond them."""
+    from ppl_widget.views.widget import PerplexityWidget
+    from ppl_widget.views.widget_traits import PerplexityTraits
+
+    assert set(PerplexityWidget.class_traits(sync=True)) == \
+        set(PerplexityTraits.class_traits(sync=True))
+    assert set(export._view_traits()) >= {
+        "text", "status", "settings", "max_length", "stride", "prefix", "result_data",
+        "color_mode", "level", "surprisal_unit", "bow_correction", "editable"}

@@ -19,15 +19,12 @@ import html
 import json
 import pathlib
 import secrets
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..core.jsonable import json_safe
 from ..core.result import ScoreResult
 from .assets import bundle_text
 from .protocol import result_data, result_settings
-
-if TYPE_CHECKING:
-    from .widget import PerplexityWidget
 
 _TERMINAL = ("done", "cancelled", "error")
 
@@ -78,10 +75,10 @@ def _view_traits() -> dict[str, Any]:
     """The widget's own synced traits with their defaults (whatever the widget has now)."""
     import ipywidgets
 
-    from .widget import PerplexityWidget
+    from .widget_traits import PerplexityTraits
 
     base = set(ipywidgets.DOMWidget.class_traits(sync=True))
-    traits = PerplexityWidget.class_traits(sync=True)
+    traits = PerplexityTraits.class_traits(sync=True)
     return {name: trait.default() for name, trait in traits.items()
             if name not in base and not name.startswith("_")}
 
@@ -106,7 +103,7 @@ def result_state(result: ScoreResult, **view: Any) -> dict[str, Any]:
     return state
 
 
-def widget_state(widget: PerplexityWidget) -> dict[str, Any]:
+def widget_state(widget: Any) -> dict[str, Any]:
     """The widget's synced state now, finished for a page with no kernel: a run still
     going is shown as what it has scored so far, marked partial."""
     names = list(_view_traits())

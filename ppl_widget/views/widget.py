@@ -1,8 +1,8 @@
 """``PerplexityWidget``: the text coloured by surprisal, scored live in the background.
 
-The class holds the traits and their wiring; a run's streamed state and messages are a
-``WidgetRun`` (widget_run.py), its thread a ``LiveRun`` (live_run.py), the wire format
-``protocol.py``.
+The class wires the synced traits (widget_traits.py) to the scoring: a run's streamed
+state and messages are a ``WidgetRun`` (widget_run.py), its thread a ``LiveRun``
+(live_run.py), the wire format ``protocol.py``.
 """
 
 from __future__ import annotations
@@ -10,7 +10,6 @@ from __future__ import annotations
 import threading
 from typing import Any
 
-import anywidget
 import traitlets
 
 from ..core.result import ScoreResult
@@ -22,10 +21,11 @@ from .assets import bundle_path
 from .export import StaticPageOutput
 from .live_run import LiveRun
 from .widget_run import Message, WidgetRun
-from .widget_settings import Count, Prefix, SettingError, check_options, check_window
+from .widget_settings import Prefix, SettingError, check_options, check_window
+from .widget_traits import PerplexityTraits
 
 
-class PerplexityWidget(StaticPageOutput, anywidget.AnyWidget):
+class PerplexityWidget(StaticPageOutput, PerplexityTraits):
     """Score ``text`` with a causal LM and show every token coloured by surprisal.
 
     ``model`` takes anything ``load_model`` takes, or what it returned.  Scoring
@@ -39,22 +39,8 @@ class PerplexityWidget(StaticPageOutput, anywidget.AnyWidget):
 
     _esm = bundle_path("widget.js")
     _css = bundle_path("widget.css")
-
-    text = traitlets.Unicode("").tag(sync=True)
-    status = traitlets.Unicode("idle").tag(sync=True)  # idle|loading|scoring|done|cancelled|error
-    error = traitlets.Unicode("").tag(sync=True)
-    settings = traitlets.Dict().tag(sync=True)
-    # checked by score()'s rules on every assignment (widget_settings.py)
-    max_length = Count().tag(sync=True)
-    stride = Count().tag(sync=True)
-    prefix = Prefix().tag(sync=True)  # "bos" or "none"
-    result_data = traitlets.Dict(None, allow_none=True).tag(sync=True)
-    color_mode = traitlets.Unicode("surprisal").tag(sync=True)
-    show_boundaries = traitlets.Bool(False).tag(sync=True)
-    level = traitlets.Enum(("token", "word", "sentence"), "token").tag(sync=True)
-    surprisal_unit = traitlets.Enum(("bits", "nats"), "bits").tag(sync=True)
-    bow_correction = traitlets.Bool(False).tag(sync=True)  # word tooltips: corrected value
-    editable = traitlets.Bool(False).tag(sync=True)  # a text box that re-scores as you type
+    # the synced traits (text, status, settings, max_length, result_data, ...) are
+    # PerplexityTraits' (widget_traits.py), which a page with no kernel starts from too
 
     def __init__(self, text: str, model: Any = None, *, max_length: int | None = None,
                  stride: int | None = None, prefix: str | None = "bos", add_eos: bool = False,
