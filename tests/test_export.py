@@ -15,7 +15,7 @@ import pytest
 from ppl_widget import score
 from ppl_widget.core.result import ScoreResult
 from ppl_widget.core.text_units import TextUnits
-from ppl_widget.views import export
+from ppl_widget.views import assets, export
 from ppl_widget.views import protocol as P
 
 MARKUP = ("<img src=x onerror=alert(1)> </script><script>alert(1)</script> <!-- a --> "
@@ -112,9 +112,9 @@ def test_no_network_reference_in_the_page(result):
 def test_the_page_inlines_the_widgets_own_bundle(result):
     page = result.to_html()
     m = re.search(r'<script type="application/json" class="pplw-esm">(.*?)</script>', page, re.S)
-    bundle = (export._STATIC / "widget.js").read_text(encoding="utf-8")
+    bundle = (assets.STATIC / "widget.js").read_text(encoding="utf-8")
     assert json.loads(m.group(1)) == bundle
-    assert (export._STATIC / "widget.css").read_text(encoding="utf-8") in page
+    assert (assets.STATIC / "widget.css").read_text(encoding="utf-8") in page
 
 
 def test_to_html_writes_the_file(result, tmp_path):
@@ -150,8 +150,9 @@ def test_partial_result_is_marked(tiny_gpt2):
 
 
 def test_missing_front_end_is_a_clear_error(result, monkeypatch, tmp_path):
-    monkeypatch.setattr(export, "_STATIC", tmp_path)
-    with pytest.raises(FileNotFoundError, match="front end is not built.*npm run build"):
+    monkeypatch.setattr(assets, "STATIC", tmp_path)
+    with pytest.raises(FileNotFoundError, match=r"front end is not built.*install Node 20 "
+                       r"and npm and reinstall \(`pip install -e \.`\), or install the wheel"):
         result.to_html()
 
 
@@ -204,7 +205,7 @@ def test_ten_thousand_tokens_stay_a_reasonable_size():
     n = 10_000
     page = _synthetic(n).to_html()
     size = len(page.encode("utf-8"))
-    front_end = sum((export._STATIC / f).stat().st_size
+    front_end = sum((assets.STATIC / f).stat().st_size
                     for f in ("widget.js", "widget.css", "static.js"))
     per_token = (size - front_end) / n
     print(f"\n{n} tokens, top-5: {size / 1e6:.2f} MB, {per_token:.0f} bytes/token")
@@ -220,7 +221,6 @@ def test_result_data_leaves_out_only_all_absent_optional_fields():
     """Columns of -1 / NaN (no unigram=, sentences off, no b(i)) are not in result_data;
     a column with any real value is, byte for byte."""
     from ppl_widget.core.text_units import TextUnits
-    from ppl_widget.views.widget import encode_chunk, result_buffers
 
     text = "ab cd"
     n = 3
@@ -231,12 +231,12 @@ def test_result_data_leaves_out_only_all_absent_optional_fields():
             "word": np.array([0, -1, 1]), "sentence": np.full(n, -1),
             "bow_prob": np.array([np.nan, 0.5, np.nan]), "context_gain": np.full(n, np.nan)}
     units = TextUnits.of(text)
-    out = result_buffers(data, units)
+    out = P.result_buffers(data, units)
     assert set(P.OPTIONAL_FIELDS) - set(out) == {"sentence", "context_gain"}
-    full = dict(zip([f[0] for f in P.CHUNK_FIELDS], encode_chunk(data, units), strict=True))
+    full = dict(zip([f[0] for f in P.CHUNK_FIELDS], P.encode_chunk(data, units), strict=True))
     assert out == {k: v for k, v in full.items() if k in out}
     data.pop("bow_prob")  # a chunk without b(i) at all
-    assert "bow_prob" not in result_buffers(data, units)
+    assert "bow_prob" not in P.result_buffers(data, units)
 
 
 def test_static_pages_replace_only_ppl_widget_views(tiny_gpt2):
@@ -277,3 +277,39 @@ def test_static_pages_replace_only_ppl_widget_views(tiny_gpt2):
     fake = {WIDGET_VIEW: {"model_id": "x"}, "text/html": "<p>pplw-static</p>"}
     nb.cells[0].outputs[0].data = dict(fake)
     assert use_static_pages(nb) == 0 and nb.cells[0].outputs[0].data == fake
+
+
+def test_eos_scored_means_an_eos_among_the_scored_tokens(tiny_gpt2):
+    """"Scored with" says EOS "scored" only when the result holds it: a run with
+    add_eos=True that stopped early added it but did not score it."""
+    import threading
+
+    from ppl_widget import stream
+
+    cancel = threading.Event()
+    items = []
+    for item in stream(TEXT * 4, tiny_gpt2, max_length=16, stride=8, add_eos=True,
+                       cancel=cancel):
+        items.append(item)
+        cancel.set()
+    partial = items[-1].result
+    assert partial.partial and not partial.is_eos.any()
+    settings = export.result_state(partial)["settings"]
+    assert settings["add_eos"] is True and settings["eos_scored"] is False
+    full = score(TEXT, tiny_gpt2, max_length=16, stride=8, add_eos=True)
+    assert P.result_settings(full)["eos_scored"] is True
+    assert P.result_settings(score(TEXT, tiny_gpt2, max_length=16, stride=8)) \
+        ["eos_scored"] is False
+
+
+def test_a_page_starts_from_every_synced_trait_of_the_widget():
+    """export.py reads the view's traits from widget_traits.py (not from the widget, which
+    imports export): the widget must sync nothing beyond them."""
+    from ppl_widget.views.widget import PerplexityWidget
+    from ppl_widget.views.widget_traits import PerplexityTraits
+
+    assert set(PerplexityWidget.class_traits(sync=True)) == \
+        set(PerplexityTraits.class_traits(sync=True))
+    assert set(export._view_traits()) >= {
+        "text", "status", "settings", "max_length", "stride", "prefix", "result_data",
+        "color_mode", "level", "surprisal_unit", "bow_correction", "editable"}

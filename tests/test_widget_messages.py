@@ -188,3 +188,47 @@ def test_a_new_text_is_scored_anew(tiny_gpt2, sent):
     utf16 = w.text.encode("utf-16-le")
     assert utf16[2 * got["start16"][-1]:2 * got["end16"][-1]].decode("utf-16-le") == \
         res.tokens[-1]
+
+
+@pytest.mark.parametrize("unigram", [None, "in-sample"])
+def test_final_result_data_is_the_payload_of_its_result(tiny_lm, sent, unigram):
+    """The widget's end and the exported page build result_data and settings by one
+    function each (protocol.py): with a scored EOS (and a unigram) they agree key for key."""
+    from ppl_widget.core.unigram import as_unigram
+    from ppl_widget.views import export
+
+    w = PerplexityWidget(LONG_TEXT, tiny_lm, max_length=16, stride=4, add_eos=True,
+                         unigram=unigram)
+    res = w.wait()
+    assert res.is_eos[-1] and not res.partial
+    uni = None if unigram is None else as_unigram(unigram, tiny_lm.tokenizer, text=LONG_TEXT)
+    assert w.result_data == P.result_data(res, unigram=uni)
+    assert ("context_gain" in w.result_data) == (unigram is not None)
+    assert w.settings == P.result_settings(res, unigram=uni)
+    assert w.settings["eos_scored"] is True
+    if unigram is None:  # the page of the bare result shows exactly what the widget holds
+        state = export.result_state(res)
+        assert state["result_data"] == w.result_data and state["settings"] == w.settings
+    done = sent[-1][0]
+    assert done["metrics"] == w.result_data["metrics"]
+
+
+def test_infinite_metrics_travel_as_infinity_strings(sent):
+    """An MLE n-gram gives an unseen word probability 0: the metrics are infinite, and
+    go out as "Infinity" (core/jsonable.py; JavaScript's Number() reads it), not null."""
+    import json
+    import math
+
+    from ppl_widget import NGramModel
+    from ppl_widget.views import export
+
+    lm = NGramModel(2, "mle").fit(["I am Sam", "Sam I am", "I like ham"])
+    w = PerplexityWidget("I am Bob", lm, add_eos=True)
+    res = w.wait()
+    assert res.metrics()["word_ppl"] == math.inf
+    done = sent[-1][0]
+    for metrics in (w.result_data["metrics"], done["metrics"]):
+        assert metrics["word_ppl"] == "Infinity" and metrics["total_nll"] == "Infinity"
+        json.dumps(metrics, allow_nan=False)
+    page = export.result_to_html(res)
+    assert '"word_ppl":"Infinity"' in page and "per word inf" in page

@@ -21,6 +21,14 @@ import numpy as np
 
 from ..core.metrics import LN2
 from ..core.result import ScoreResult
+from .chart_data import (
+    RANK_BUCKETS,
+    bin_means,
+    bin_size,
+    check_positive,
+    rank_bucket_fractions,
+    rolling_mean,
+)
 
 if TYPE_CHECKING:
     import altair as alt
@@ -31,7 +39,6 @@ if TYPE_CHECKING:
 UNITS = ("bits", "nats")
 #: Rows a chart holds at most (below Altair's 5,000-row limit).
 MAX_POINTS = 4000
-RANK_BUCKETS = (("top 10", 10), ("top 100", 100), ("top 1000", 1000), ("rest", math.inf))
 PPL_UNITS = ("token", "word", "char", "byte")
 KINDS = ("surprisal", "running_perplexity", "distributions")
 
@@ -41,49 +48,6 @@ def check_unit(unit: str) -> float:
     if unit not in UNITS:
         raise ValueError(f"unit must be 'bits' or 'nats', got {unit!r}")
     return 1 / LN2 if unit == "bits" else 1.0
-
-
-def _check_positive(name: str, value: Any) -> int:
-    if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < 1:
-        raise ValueError(f"{name} must be a positive integer, got {value!r}")
-    return int(value)
-
-
-# ---- computations (pure, tested by hand) ------------------------------------
-def rolling_mean(x: np.ndarray, window: int) -> np.ndarray:
-    """Trailing mean over the last ``window`` values (fewer at the start)."""
-    window = _check_positive("window", window)
-    x = np.asarray(x, dtype=np.float64)
-    c = np.concatenate([[0.0], np.cumsum(x)])
-    i = np.arange(1, len(x) + 1)
-    lo = np.maximum(0, i - window)
-    return (c[i] - c[lo]) / (i - lo)
-
-
-def rank_bucket_fractions(rank: np.ndarray) -> dict[str, float]:
-    """GLTR-style: fraction of tokens whose rank is in the top 10 / 100 / 1000 / rest."""
-    rank = np.asarray(rank)
-    n = len(rank)
-    out, lo = {}, 0
-    for label, hi in RANK_BUCKETS:
-        out[label] = float(((rank > lo) & (rank <= hi)).sum() / n) if n else math.nan
-        lo = hi
-    return out
-
-
-def bin_means(x: np.ndarray, size: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Means of consecutive bins of ``size`` values (the last may be shorter):
-    (first index, last index, mean) per bin."""
-    size = _check_positive("size", size)
-    x = np.asarray(x, dtype=np.float64)
-    starts = np.arange(0, len(x), size)
-    sums = np.add.reduceat(x, starts) if len(x) else np.zeros(0)
-    ends = np.minimum(starts + size, len(x))
-    return starts, ends - 1, sums / (ends - starts)
-
-
-def _bin_size(n: int, max_points: int) -> int:
-    return max(1, math.ceil(n / max_points))
 
 
 # ---- charts of one result ---------------------------------------------------
@@ -119,12 +83,12 @@ def surprisal(result: ScoreResult, *, unit: str = "bits", window: int = 20,
 
     alt = _alt()
     f = check_unit(unit)
-    max_points = _check_positive("max_points", max_points)
+    max_points = check_positive("max_points", max_points)
     s = result.surprisal * f
     n = len(s)
-    size = _bin_size(n, max_points)
+    size = bin_size(n, max_points)
     if size > 1:  # binned: a rolling mean shorter than a few bins would hide the points
-        window = max(_check_positive("window", window), 10 * size)
+        window = max(check_positive("window", window), 10 * size)
     roll = rolling_mean(s, window)
     tokens = result.tokens  # built per access: once
     ylab = f"surprisal ({unit})"
@@ -168,12 +132,12 @@ def running_perplexity(result: ScoreResult, *, unit: str = "bits",
 
     alt = _alt()
     f = check_unit(unit)
-    max_points = _check_positive("max_points", max_points)
+    max_points = check_positive("max_points", max_points)
     for u in units:
         if u not in PPL_UNITS:
             raise ValueError(f"units must be among {', '.join(PPL_UNITS)}; got {u!r}")
     n = len(result)
-    step = _bin_size(n * len(units), max_points)
+    step = bin_size(n * len(units), max_points)
     idx = np.arange(0, n, step)
     if n and idx[-1] != n - 1:
         idx = np.append(idx, n - 1)
@@ -209,8 +173,8 @@ def distributions(result: ScoreResult, *, unit: str = "bits", bins: int = 40,
 
     alt = _alt()
     f = check_unit(unit)
-    bins = _check_positive("bins", bins)
-    max_points = _check_positive("max_points", max_points)
+    bins = check_positive("bins", bins)
+    max_points = check_positive("max_points", max_points)
     s, e = result.surprisal * f, result.entropy * f
     n = len(s)
     counts, edges = np.histogram(s, bins=bins) if n else (np.zeros(0), np.zeros(1))

@@ -7,11 +7,11 @@ Kept apart from the widget so the live widget and a finished ``Comparison``
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import numpy as np
 
+from ..core.jsonable import json_number
 from ..core.levels import assign_tokens
 from ..core.result import ScoreResult
 from ..core.text_units import TextUnits
@@ -21,18 +21,6 @@ from ..scoring.compare import NOT_COMPARABLE, TABLE_COLUMNS
 MODEL_FIELDS = (("start16", "<i4"), ("end16", "<i4"), ("surprisal", "<f4"), ("word", "<i4"))
 #: Metrics shown in the table (besides label, model, vocab size and status).
 TABLE_METRICS = TABLE_COLUMNS[3:]
-
-
-def json_number(v: Any) -> Any:
-    """NaN and infinities are not JSON: NaN goes as null (a dash), an infinity as the
-    string JavaScript's Number() reads back (an MLE n-gram's unseen word is infinite)."""
-    if isinstance(v, float | np.floating):
-        if math.isinf(v):
-            return "Infinity" if v > 0 else "-Infinity"
-        return float(v) if math.isfinite(v) else None
-    if isinstance(v, np.integer):
-        return int(v)
-    return v
 
 
 def words_state(units: TextUnits, spans: np.ndarray) -> dict[str, Any]:

@@ -10,7 +10,6 @@ comparable.  The front end is ``js/src/compare/``.
 
 from __future__ import annotations
 
-import logging
 import threading
 import time
 from collections.abc import Sequence
@@ -30,11 +29,12 @@ from ..scoring.compare import (
     check_unit_counts,
     iter_compare,
 )
+from .assets import bundle_path, bundle_text
 from .compare_data import model_state, not_comparable, table_row, words_state
-from .widget import _bundle
+from .export import StaticPageOutput
+from .live_run import LiveRun
+from .protocol import MSG_CANCEL
 from .widget_settings import check_options, check_prefix, check_window
-
-log = logging.getLogger(__name__)
 
 _OWN_TRAITS = ("text", "labels", "words", "models_data", "table", "note", "not_comparable",
                "pair", "surprisal_unit", "status", "error")
@@ -45,7 +45,7 @@ MIN_UPDATE_S = 0.25
 TOKENS_PER_UPDATE_S = 200_000
 
 
-class ComparisonWidget(anywidget.AnyWidget):
+class ComparisonWidget(StaticPageOutput, anywidget.AnyWidget):
     """Score ``text`` with every model in ``models`` and show the difference per word.
 
     ``models``: anything ``compare()`` takes.  ``pair``: the two models (index or
@@ -56,10 +56,9 @@ class ComparisonWidget(anywidget.AnyWidget):
     scoring and skips the rest; ``.wait()`` blocks until the end.
     """
 
-    _esm = _bundle("compare.js")
+    _esm = bundle_path("compare.js")
     # the single-model view's rules (tooltip, legend, controls) plus the comparison's own
-    _css = _bundle("widget.css").read_text(encoding="utf-8") + "\n" + \
-        _bundle("compare.css").read_text(encoding="utf-8")
+    _css = bundle_text("widget.css") + "\n" + bundle_text("compare.css")
 
     text = traitlets.Unicode("").tag(sync=True)
     labels = traitlets.List(traitlets.Unicode()).tag(sync=True)
@@ -85,11 +84,7 @@ class ComparisonWidget(anywidget.AnyWidget):
         self._load = {"keep_models": keep_models, "device": device, "dtype": dtype}
         self._setup(text, labels)
         self.pair = [self._index(p) for p in pair]
-        self._cancel = threading.Event()
-        self._thread: threading.Thread | None = None
-        self.exception: BaseException | None = None
         self.kept: list[Any] = []  # the loaded models, with keep_models=True
-        self.on_msg(self._on_front_end_message)
         if autostart:
             self.start()
 
@@ -101,6 +96,8 @@ class ComparisonWidget(anywidget.AnyWidget):
         self._results: list[Any] = [None] * len(labels)
         self._vocab: list[int | None] = [None] * len(labels)
         self._lock = threading.RLock()
+        self._live = LiveRun("comparison", self._end)
+        self.on_msg(self._on_front_end_message)
         self.models_data = [{"label": lb, "model": "", "status": "waiting", "count": 0}
                             for lb in labels]
 
@@ -113,8 +110,7 @@ class ComparisonWidget(anywidget.AnyWidget):
         self._load = {}
         self._setup(comparison.text, list(comparison.labels))
         self.pair = [comparison.index(a), comparison.index(b)]
-        self._cancel, self._thread, self.exception, self.kept = threading.Event(), None, None, []
-        self.on_msg(self._on_front_end_message)
+        self.kept = []
         for k, res in enumerate(comparison.results):
             self._results[k] = res
             self._vocab[k] = comparison.vocab_sizes[k]
@@ -141,29 +137,27 @@ class ComparisonWidget(anywidget.AnyWidget):
         with self._lock:
             return list(self._results)
 
+    @property
+    def exception(self) -> BaseException | None:
+        """The last run's failure, a ``ComparisonError`` (None: it did not fail)."""
+        return self._live.exception
+
     def start(self) -> None:
         """Score every model in a background thread (the view fills as they finish)."""
         if not self._models:
             raise RuntimeError("this view shows a finished Comparison: nothing to score")
         self.cancel()
         self.wait(raise_error=False)
-        self._cancel = threading.Event()
-        self.exception, self.error, self.status = None, "", "scoring"
-        self._thread = threading.Thread(target=self._run, args=(self._cancel,),
-                                        name="ppl-widget-compare", daemon=True)
-        self._thread.start()
+        self.error, self.status = "", "scoring"
+        self._live.start(self._score_all)
 
     def cancel(self) -> None:
         """Stop the model scoring within one batch (it stays, partial); skip the rest."""
-        self._cancel.set()
+        self._live.cancel()
 
     def wait(self, timeout: float | None = None, *, raise_error: bool = True) -> Comparison:
         """Block until every model is scored (or cancelled); re-raise a failure."""
-        thread = self._thread
-        if thread is not None and thread is not threading.current_thread():
-            thread.join(timeout)
-        if raise_error and self.exception is not None:
-            raise self.exception
+        self._live.wait(timeout, raise_error=raise_error)
         return self.comparison
 
     def _index(self, model: int | str) -> int:
@@ -194,40 +188,22 @@ class ComparisonWidget(anywidget.AnyWidget):
         names = [n for n in self.class_traits(sync=True) if n in _OWN_TRAITS]
         return self.get_state(names)
 
-    def to_html(self, path: Any = None, *, title: str | None = None) -> str:
-        """The comparison view as one self-contained HTML page (no kernel, no network);
-        written to ``path`` when given."""
-        from .export import _write, page
+    def _page_state(self) -> dict[str, Any]:
+        return self.static_state()
 
-        text = page(self.static_state(), title or f"ppl-widget · {' vs '.join(self.labels)}",
-                    **self._static_view())
-        return _write(text, path)
+    def _page_title(self, _state: dict[str, Any]) -> str:
+        return f"ppl-widget · {' vs '.join(self.labels)}"
 
-    def _static_view(self) -> dict[str, Any]:
-        rows = {r["label"]: r.get("word_ppl") for r in self.table}
-        ppl = ", ".join(f"{lb} {v:.4g}" if isinstance(v, float) else f"{lb} —"
-                        for lb, v in rows.items())
+    def _page_view(self) -> dict[str, Any]:
+        from .export import summary_number
+
+        ppl = ", ".join(f"{r['label']} {summary_number(r.get('word_ppl'))}" for r in self.table)
         summary = (f"ppl-widget comparison of {len(self.labels)} models · perplexity per word: "
                    f"{ppl or 'none scored yet'} (the coloured view needs JavaScript)")
         return {"esm": "compare.js", "css": ("widget.css", "compare.css"), "summary": summary}
 
-    def _repr_mimebundle_(self, **kwargs: Any) -> Any:
-        # the live view, plus the static page as text/html where no widget manager runs
-        from .export import fragment
-
-        bundle = super()._repr_mimebundle_(**kwargs)
-        data, metadata = bundle if isinstance(bundle, tuple) else (bundle, None)
-        data = {**data, "text/html": fragment(self.static_state(), **self._static_view())}
-        return data if metadata is None else (data, metadata)
-
-    def _ipython_display_(self) -> None:
-        # with a display id: the text/html is brought up to date when scoring ends
-        from .export import display_widget
-
-        display_widget(self)
-
-    # ---- scoring thread --------------------------------------------------
-    def _run(self, cancel: threading.Event) -> None:
+    # ---- scoring thread (a LiveRun) ----------------------------------------
+    def _score_all(self, _run_id: int, cancel: threading.Event) -> str:
         k, last_push = 0, 0.0
         try:
             events = iter_compare(self.text, self._models, cancel=cancel, kept=self.kept,
@@ -254,19 +230,26 @@ class ComparisonWidget(anywidget.AnyWidget):
                     check_unit_counts(finished, [self.labels[i] for i, r in
                                                  enumerate(self._results)
                                                  if r is not None and not r.partial])
-            self._skip_rest("skipped" if cancel.is_set() else "waiting")
-            self.status = "cancelled" if cancel.is_set() else "done"
-        except Exception as exc:  # shown in the view, logged, re-raised by wait()
-            self.exception = exc if isinstance(exc, ComparisonError) else ComparisonError(
+            return "cancelled" if cancel.is_set() else "done"
+        except Exception as exc:  # named after the model; kept, shown and re-raised by LiveRun
+            failed = exc if isinstance(exc, ComparisonError) else ComparisonError(
                 f"model {self.labels[k]!r} could not be scored: {type(exc).__name__}: {exc}",
                 None)
-            self.exception.comparison = self.comparison
-            log.error("ppl-widget: comparison failed: %s", exc, exc_info=exc)
-            k = min(k, len(self.labels) - 1)
+            failed.comparison = self.comparison
+            if failed is exc:
+                raise
+            raise failed from exc
+
+    def _end(self, _run_id: int, status: str, error: BaseException | None) -> None:
+        """The run ended (LiveRun): the models not scored are marked, then the status."""
+        if error is not None:
+            # the model that failed: the first one not finished (loading, or scoring)
+            k = next((i for i, e in enumerate(self.models_data)
+                      if e["status"] in ("waiting", "scoring")), len(self.labels) - 1)
             self._mark(k, "error")
-            self._skip_rest("skipped")
-            self.error = str(self.exception)
-            self.status = "error"
+            self.error = str(error)
+        self._skip_rest("waiting" if status == "done" else "skipped")
+        self.status = status
 
     def _publish(self, k: int, result: Any, status: str, *, model: str | None = None,
                  done: int = 0, total: int | None = None) -> None:
@@ -299,7 +282,7 @@ class ComparisonWidget(anywidget.AnyWidget):
                 self._mark(k, status)
 
     def _on_front_end_message(self, _widget: Any, content: dict, _buffers: list) -> None:
-        if isinstance(content, dict) and content.get("type") == "cancel":
+        if isinstance(content, dict) and content.get("type") == MSG_CANCEL:
             self.cancel()
 
 

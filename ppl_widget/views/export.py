@@ -17,21 +17,15 @@ from __future__ import annotations
 import base64
 import html
 import json
-import math
 import pathlib
 import secrets
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-import numpy as np
-
+from ..core.jsonable import json_safe
 from ..core.result import ScoreResult
-from ..core.text_units import TextUnits
-from . import protocol as P
+from .assets import bundle_text
+from .protocol import result_data, result_settings
 
-if TYPE_CHECKING:
-    from .widget import PerplexityWidget
-
-_STATIC = pathlib.Path(__file__).parents[1] / "static"
 _TERMINAL = ("done", "cancelled", "error")
 
 # Controls that need a kernel (re-scoring, cancel) are hidden in a static page;
@@ -50,16 +44,6 @@ body { margin: 16px; background: #ffffff; color: #1f1f1f; }
 """
 
 
-def _asset(name: str) -> str:
-    path = _STATIC / name
-    if not path.is_file():
-        raise FileNotFoundError(
-            f"the widget's front end is not built ({path} is missing): reinstall with "
-            "`pip install -e .` (needs Node.js and npm), or run `npm install && npm run build` "
-            "in js/")
-    return path.read_text(encoding="utf-8")
-
-
 def script_json(value: Any) -> str:
     """JSON that is inert inside any HTML element: no ``<``, ``>``, ``&``, U+2028/9."""
     text = json.dumps(value, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
@@ -67,19 +51,6 @@ def script_json(value: Any) -> str:
                     ("\u2028", "\\u2028"), ("\u2029", "\\u2029")):
         text = text.replace(ch, esc)
     return text
-
-
-def _json_ready(value: Any) -> Any:
-    """Non-finite floats (not JSON) become null; numpy scalars become Python numbers."""
-    if isinstance(value, dict):
-        return {str(k): _json_ready(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_json_ready(v) for v in value]
-    if isinstance(value, np.generic):
-        value = value.item()
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    return value
 
 
 def split_buffers(state: dict[str, Any]) -> tuple[dict[str, Any], list[dict[str, Any]]]:
@@ -104,75 +75,12 @@ def _view_traits() -> dict[str, Any]:
     """The widget's own synced traits with their defaults (whatever the widget has now)."""
     import ipywidgets
 
-    from .widget import PerplexityWidget
+    from .widget_traits import PerplexityTraits
 
     base = set(ipywidgets.DOMWidget.class_traits(sync=True))
-    traits = PerplexityWidget.class_traits(sync=True)
+    traits = PerplexityTraits.class_traits(sync=True)
     return {name: trait.default() for name, trait in traits.items()
             if name not in base and not name.startswith("_")}
-
-
-def result_data(result: ScoreResult, run_id: int = 1) -> dict[str, Any]:
-    """``result``'s arrays as the widget's ``result_data`` trait (UTF-16 offsets, bytes)."""
-    from .widget import result_buffers
-
-    top_k = int(result.topk_ids.shape[1]) if result.topk_ids.ndim == 2 else 0
-    ids = set(result.token_ids.tolist()) | set(result.topk_ids.ravel().tolist())
-    payload: dict[str, Any] = {
-        "run_id": run_id, "count": len(result), "top_k": top_k,
-        "vocab": {str(k): v for k, v in result.vocab.items() if k in ids},
-        "partial": bool(result.partial), "metrics": _json_ready(result.metrics()),
-    }
-    arrays = {"token_ids": result.token_ids, "offsets": result.offsets,
-              "surprisal": result.surprisal, "entropy": result.entropy, "rank": result.rank,
-              "context_length": result.context_length, "units": result.units,
-              "topk_ids": result.topk_ids.reshape(len(result), top_k),
-              "topk_probs": result.topk_probs.reshape(len(result), top_k)}
-    units = TextUnits.of(result.text)
-    levels = _levels(result, units)
-    arrays.update(levels.owners(result.offsets, result.is_eos), bow_prob=result.bow_prob)
-    payload.update(result_buffers(arrays, units))
-    # the word and sentence levels, as the widget's own result_data has them
-    payload.update(zip(P.UNIT_SPAN_FIELDS, levels.buffers(), strict=True))
-    payload.update(levels=levels.counts(), level_notes=levels.notes,
-                   bow_prob_end=_json_ready(float(result.bow_prob_end)))
-    corrected = _word_corrected(result, arrays["word"], levels)
-    if corrected is not None:
-        payload["word_corrected"] = corrected
-    return payload
-
-
-def _levels(result: ScoreResult, units: TextUnits) -> Any:
-    from .widget_levels import LevelAssigner
-
-    words = result.settings.get("words")
-    try:  # the result's own word rule when it was a regex, else the default
-        return LevelAssigner(result.text, units, words=words if isinstance(words, str) else None)
-    except (TypeError, ValueError):
-        return LevelAssigner(result.text, units)
-
-
-def _word_corrected(result: ScoreResult, word: np.ndarray, levels: Any) -> bytes | None:
-    """BOW-corrected surprisal per word, as the widget computes it (None when unknown)."""
-    spans = levels.spans["word"]
-    if result.partial or spans is None or not len(result):
-        return None
-    try:
-        from ..core.word_probability import corrected_word_surprisal
-
-        values = corrected_word_surprisal(result, np.asarray(word, np.int64), len(spans))
-    except (ImportError, ValueError):  # a model kind without b(i)
-        return None
-    return np.ascontiguousarray(values, dtype="<f4").tobytes()
-
-
-def result_settings(result: ScoreResult) -> dict[str, Any]:
-    """The ``settings`` trait the widget shows for ``result`` ("Scored with")."""
-    settings = dict(result.settings)
-    eos = bool(result.settings.get("add_eos", bool(result.is_eos.any())))
-    settings.update(n_unscored=len(result.unscored_token_ids), eos_scored=eos,
-                    total_tokens=result.total_tokens)
-    return _json_ready(settings)
 
 
 def result_state(result: ScoreResult, **view: Any) -> dict[str, Any]:
@@ -195,7 +103,7 @@ def result_state(result: ScoreResult, **view: Any) -> dict[str, Any]:
     return state
 
 
-def widget_state(widget: PerplexityWidget) -> dict[str, Any]:
+def widget_state(widget: Any) -> dict[str, Any]:
     """The widget's synced state now, finished for a page with no kernel: a run still
     going is shown as what it has scored so far, marked partial."""
     names = list(_view_traits())
@@ -217,7 +125,7 @@ def fragment(state: dict[str, Any], *, esm: str = "widget.js",
     by default the single-model view; ``esm``/``css`` name another view's bundle."""
     clean, buffers = split_buffers(state)
     summary = _summary(clean) if summary is None else summary
-    styles = "\n".join(_safe_css(_asset(name)) for name in css)
+    styles = "\n".join(_safe_css(bundle_text(name)) for name in css)
     # a random class per fragment: several outputs on one page never share styles
     uid = secrets.token_hex(4)
     return (
@@ -225,11 +133,11 @@ def fragment(state: dict[str, Any], *, esm: str = "widget.js",
         f"<style>{styles}\n{_HOST_CSS}</style>"
         f'<div class="pplw-static-summary">{html.escape(summary)}</div>'
         '<div class="pplw-mount"></div>'
-        f'<script type="application/json" class="pplw-esm">{script_json(_asset(esm))}'
+        f'<script type="application/json" class="pplw-esm">{script_json(bundle_text(esm))}'
         "</script>"
         '<script type="application/json" class="pplw-state">'
-        f'{script_json({"state": _json_ready(clean), "buffers": buffers})}</script>'
-        f"<script>{_safe_script(_asset('static.js'))}</script>"
+        f'{script_json({"state": json_safe(clean), "buffers": buffers})}</script>'
+        f"<script>{_safe_script(bundle_text('static.js'))}</script>"
         "</div>")
 
 
@@ -248,12 +156,16 @@ def _summary(state: dict[str, Any]) -> str:
     model = (state.get("settings") or {}).get("model", "?")
 
     def num(key: str) -> str:
-        v = m.get(key)
-        return "—" if v is None else f"{v:.4g}"
+        return summary_number(m.get(key))
 
     return (f"ppl-widget · {model} · {data.get('count', 0)} tokens · perplexity per token "
             f"{num('token_ppl')}, per word {num('word_ppl')}, per char {num('char_ppl')}, "
             f"per byte {num('byte_ppl')} (the coloured view needs JavaScript)")
+
+
+def summary_number(value: Any) -> str:
+    """A metric for a page's one-line summary: null (NaN) is a dash, "Infinity" is inf."""
+    return "—" if value is None else f"{float(value):.4g}"
 
 
 def _safe_css(css: str) -> str:
@@ -282,36 +194,55 @@ def result_to_html(result: ScoreResult, path: str | pathlib.Path | None = None, 
     return _write(page(state, title or _title(result.settings)), path)
 
 
-def widget_to_html(widget: PerplexityWidget, path: str | pathlib.Path | None = None, *,
-                   title: str | None = None) -> str:
-    """The widget as a self-contained HTML page (what it shows now, with no kernel)."""
-    state = widget_state(widget)
-    return _write(page(state, title or _title(state.get("settings") or {})), path)
-
-
 def _title(settings: dict[str, Any]) -> str:
     model = settings.get("model")
     return f"ppl-widget · {model}" if model else "ppl-widget"
 
 
-# ---- the widget's notebook output ------------------------------------------------
-def with_static_fallback(widget: PerplexityWidget, bundle: Any) -> Any:
-    """``bundle`` (the widget-view mime bundle) plus the static page as ``text/html``.
+# ---- the widgets' own pages and notebook output -------------------------------------
+class StaticPageOutput:
+    """For a widget class: ``to_html``, and its static page as ``text/html`` beside the
+    live view in a notebook.
 
-    Front ends that run widgets (JupyterLab, Notebook 7, VS Code) rank the widget
-    view first and show only it; nbconvert, Jupyter Book and previews with no widget
-    manager fall back to the text/html.  ``bundle`` is a data dict or anywidget's
-    ``(data, metadata)``; the same shape comes back."""
-    data, metadata = bundle if isinstance(bundle, tuple) else (bundle, None)
-    data = dict(data)
-    try:
-        data["text/html"] = fragment(widget_state(widget))
-    except FileNotFoundError:  # front end not built: the live widget fails the same way
-        pass
-    return data if metadata is None else (data, metadata)
+    Front ends that run widgets (JupyterLab, Notebook 7, VS Code) rank the widget view
+    first and show only it; nbconvert, Jupyter Book and previews with no widget manager
+    fall back to the text/html.  The widget gives ``_page_state()`` (its synced state
+    for a page with no kernel), ``_page_title(state)`` and ``_page_view()`` (the
+    keywords of :func:`fragment`: which bundle, the summary line)."""
+
+    def _page_state(self) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def _page_title(self, state: dict[str, Any]) -> str:
+        return _title(state.get("settings") or {})
+
+    def _page_view(self) -> dict[str, Any]:
+        return {}
+
+    def to_html(self, path: str | pathlib.Path | None = None, *,
+                title: str | None = None) -> str:
+        """What the widget shows now, as one self-contained HTML page (no kernel, no
+        network); written to ``path`` when given.  A run still going is exported as
+        what it has so far, marked partial."""
+        state = self._page_state()
+        return _write(page(state, title or self._page_title(state), **self._page_view()), path)
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> Any:
+        bundle = super()._repr_mimebundle_(**kwargs)  # type: ignore[misc]
+        data, metadata = bundle if isinstance(bundle, tuple) else (bundle, None)
+        data = dict(data)
+        try:
+            data["text/html"] = fragment(self._page_state(), **self._page_view())
+        except FileNotFoundError:  # front end not built: the live widget fails the same way
+            pass
+        return data if metadata is None else (data, metadata)
+
+    def _ipython_display_(self) -> None:
+        # shown with a display id, so the text/html is brought up to date when a run ends
+        display_widget(self)
 
 
-def _bundle_of(widget: PerplexityWidget) -> tuple[dict, dict]:
+def _bundle_of(widget: Any) -> tuple[dict, dict]:
     bundle = widget._repr_mimebundle_()
     data, metadata = bundle if isinstance(bundle, tuple) else (bundle, {})
     if getattr(widget, "_pplw_static", False):  # shown where no front end draws it
@@ -321,11 +252,11 @@ def _bundle_of(widget: PerplexityWidget) -> tuple[dict, dict]:
     return data, metadata
 
 
-def _display_id(widget: PerplexityWidget) -> str:
+def _display_id(widget: Any) -> str:
     return f"ppl-widget-{widget.model_id}"
 
 
-def display_widget(widget: PerplexityWidget) -> None:
+def display_widget(widget: Any) -> None:
     """Show the widget with a display id; when a run ends, the output is updated so a
     notebook saved afterwards holds the final page as its text/html.
 
@@ -347,7 +278,7 @@ def display_widget(widget: PerplexityWidget) -> None:
         widget.observe(lambda change: _refresh_display(widget, change), names=["status"])
 
 
-def _refresh_display(widget: PerplexityWidget, change: dict) -> None:
+def _refresh_display(widget: Any, change: dict) -> None:
     if change["new"] not in _TERMINAL or change["old"] == change["new"]:
         return
     from IPython.display import update_display

@@ -1,6 +1,9 @@
-"""Messages between the kernel and the widget's front end.
+"""The wire format between the kernel and the widget's front end: every message, the
+chunk encoding, and the payloads of the synced traits ``result_data`` and ``settings``.
 
-Mirrored field for field in ``js/src/protocol.js``; change both together.
+Mirrored field for field in ``js/src/protocol.js``; change both together.  Numbers
+JSON cannot hold follow ``core/jsonable.py`` (NaN -> null, infinities -> "Infinity"
+strings).  The comparison view's state is built by ``compare_data.py``.
 
 Kernel -> front end (custom messages, ``widget.send(content, buffers)``):
 
@@ -13,11 +16,11 @@ Kernel -> front end (custom messages, ``widget.send(content, buffers)``):
     ``start`` is the index of the chunk's first token among the run's scored
     tokens; ``vocab`` maps token ids first seen in this chunk (targets and
     top-k alternatives) to their decoded text; ``progress`` is
-    {done, total, tokens_per_s, eta_s, elapsed_s}.  Buffers follow
+    {done, total, tokens_per_s, eta_s, elapsed_s} (built by ``progress()``).  Buffers follow
     ``CHUNK_FIELDS`` in order, each a little-endian typed array.
 ``done``   the run ended (finished, cancelled or failed).
     {type, run_id, partial, metrics}
-    ``metrics`` is ``ScoreResult.metrics()`` of what was scored.
+    ``metrics`` is ``ScoreResult.metrics()`` of what was scored (``final_metrics``).
 ``error``  scoring failed; what was scored so far stays.
     {type, run_id, message}
 ``settings_error``  a control's value was rejected (score()'s rule and message);
@@ -35,11 +38,27 @@ When a run ends, the same arrays (whole, in a dict of the same field names, less
 the scorer gave b(i), ``word_corrected``: the BOW-corrected surprisal of each word,
 float32 nats) are put in the synced trait ``result_data``, so later views, page
 reloads and saved widget state show the complete result without the kernel.
+``result_data()`` builds it, for the widget and for the exported page alike;
+``result_settings()`` builds the ``settings`` trait ("Scored with").
 """
 
 from __future__ import annotations
 
-from typing import Final
+import logging
+import math
+from typing import TYPE_CHECKING, Any, Final
+
+import numpy as np
+
+from ..core.jsonable import json_number, json_safe
+from .widget_levels import LevelAssigner, context_gain, word_corrected
+
+if TYPE_CHECKING:
+    from ..core.result import ScoreResult
+    from ..core.text_units import TextUnits
+    from ..scoring.scorer import ScoreProgress
+
+log = logging.getLogger(__name__)
 
 MSG_RESET: Final = "reset"
 MSG_CHUNK: Final = "chunk"
@@ -87,3 +106,144 @@ UNIT_SPAN_FIELDS: Final[tuple[str, ...]] = (
     "sentence_start16",
     "sentence_end16",
 )
+
+
+# ---- encoding: arrays as the buffers of a chunk message, or of result_data ----------
+def encode_chunk(chunk: dict[str, np.ndarray], units: TextUnits) -> list[bytes]:
+    """The chunk's arrays as little-endian buffers in ``CHUNK_FIELDS`` order
+    (unit indices -1, b(i) and context gain NaN where the chunk lacks them)."""
+    n = len(chunk["token_ids"])
+    start16 = units.to_utf16(chunk["offsets"][:, 0])
+    end16 = units.to_utf16(chunk["offsets"][:, 1])
+    source = {"start16": start16, "end16": end16, "word": np.full(n, -1),
+              "sentence": np.full(n, -1), "bow_prob": np.full(n, np.nan),
+              "context_gain": np.full(n, np.nan)}
+    buffers = []
+    for name, dtype, _per_token in CHUNK_FIELDS:
+        array = chunk[name] if name in chunk else source[name]
+        buffers.append(np.ascontiguousarray(array, dtype=dtype).tobytes())
+    return buffers
+
+
+def result_buffers(data: dict[str, np.ndarray], units: TextUnits) -> dict[str, bytes]:
+    """The whole result's arrays for ``result_data``: field name -> little-endian bytes,
+    less the ``OPTIONAL_FIELDS`` whose every value is the absent one (the front
+    end fills those in; no column of -1 or NaN in a saved notebook)."""
+    out = {}
+    for (name, _dtype, _per), buf in zip(CHUNK_FIELDS, encode_chunk(data, units),
+                                         strict=True):
+        if name in OPTIONAL_FIELDS:
+            absent, values = OPTIONAL_FIELDS[name], data.get(name)
+            if values is None or (np.all(np.isnan(values)) if math.isnan(absent)
+                                  else np.all(np.asarray(values) == absent)):
+                continue
+        out[name] = buf
+    return out
+
+
+# ---- messages (the widget adds run_id when it sends one) --------------------------------
+def reset_message(levels: LevelAssigner, total_tokens: int, top_k: int,
+                  ) -> tuple[dict[str, Any], list[bytes]]:
+    return ({"type": MSG_RESET, "total_tokens": total_tokens, "top_k": top_k,
+             "levels": levels.counts(), "level_notes": levels.notes}, levels.buffers())
+
+
+def progress(item: ScoreProgress) -> dict[str, Any]:
+    return json_safe({"done": item.done, "total": item.total, "tokens_per_s": item.tokens_per_s,
+                      "eta_s": item.eta_s, "elapsed_s": item.elapsed_s})
+
+
+def chunk_message(start: int, arrays: dict[str, np.ndarray], vocab: dict[int, str],
+                  item: ScoreProgress, top_k: int, units: TextUnits,
+                  ) -> tuple[dict[str, Any], list[bytes]]:
+    return ({"type": MSG_CHUNK, "start": start, "count": len(arrays["token_ids"]),
+             "top_k": top_k, "vocab": {str(k): v for k, v in vocab.items()},
+             "progress": progress(item)}, encode_chunk(arrays, units))
+
+
+def done_message(payload: dict[str, Any]) -> dict[str, Any]:
+    """The ``done`` message of a run whose ``result_data`` is ``payload``."""
+    return {"type": MSG_DONE, "partial": payload["partial"], "metrics": payload["metrics"]}
+
+
+def error_message(message: str) -> dict[str, Any]:
+    return {"type": MSG_ERROR, "message": message}
+
+
+def settings_error_message(field: str, message: str) -> dict[str, Any]:
+    return {"type": MSG_SETTINGS_ERROR, "field": field, "message": message}
+
+
+# ---- the payloads of the synced traits ----------------------------------------------------
+def final_metrics(result: ScoreResult, unigram: Any = None, ci: float | None = None) -> dict:
+    """metrics() with PPLu (unigram=) and bootstrap intervals (ci=) when asked."""
+    try:
+        m = result.metrics(unigram=unigram, ci=ci)
+    except Exception as exc:  # noqa: BLE001 - the plain metrics still show
+        log.warning("ppl-widget: extra metrics failed: %s", exc)
+        m = result.metrics()
+        m["extra_error"] = f"{type(exc).__name__}: {exc}"
+    return {k: (list(v) if isinstance(v, tuple) else v) for k, v in m.items()}
+
+
+def result_settings(result: ScoreResult, *, unigram: Any = None,
+                    ci: float | None = None) -> dict[str, Any]:
+    """The ``settings`` trait for ``result`` ("Scored with"): its settings plus what the
+    view says of them.  ``eos_scored``: an EOS is among the scored tokens (the rule of
+    ``metrics()``' ``n_eos`` and ``describe()``): with ``add_eos=True`` a run that stopped
+    before the end added it but did not score it."""
+    settings = dict(result.settings)
+    settings.update(n_unscored=len(result.unscored_token_ids),
+                    eos_scored=bool(result.is_eos.any()), total_tokens=result.total_tokens)
+    if unigram is not None:
+        settings["unigram"] = "in-sample" if unigram.in_sample else unigram.source
+    if ci is not None:
+        settings["ci"] = ci
+    return json_safe(settings)
+
+
+def result_data(result: ScoreResult, *, levels: LevelAssigner | None = None,
+                columns: dict[str, np.ndarray] | None = None, unigram: Any = None,
+                ci: float | None = None, run_id: int = 1) -> dict[str, Any]:
+    """``result`` as the ``result_data`` trait: the one payload of the live widget's end
+    and of the exported page.
+
+    ``levels``: the run's unit spans (default: ``LevelAssigner.for_result``).
+    ``columns``: the per-token fields the widget streamed (``word``, ``sentence``,
+    ``context_gain``), joined; each one missing (or of another length) is computed here
+    by the same rule."""
+    levels = LevelAssigner.for_result(result) if levels is None else levels
+    n = len(result)
+    top_k = int(result.topk_ids.shape[1]) if result.topk_ids.ndim == 2 else 0
+    arrays = {name: getattr(result, name) for name in
+              ("token_ids", "offsets", "surprisal", "entropy", "rank", "context_length",
+               "units", "bow_prob")}
+    arrays.update(topk_ids=result.topk_ids.reshape(n, top_k),
+                  topk_probs=result.topk_probs.reshape(n, top_k))
+    given = {k: v for k, v in (columns or {}).items() if len(v) == n}
+    if "word" not in given or "sentence" not in given:
+        given = {**levels.assign(result.offsets, result.is_eos), **given}
+    if unigram is not None and "context_gain" not in given:
+        given["context_gain"] = context_gain(unigram, result.token_ids, result.surprisal)
+    arrays.update(given)
+    payload: dict[str, Any] = {
+        "run_id": run_id, "count": n, "top_k": top_k, "vocab": _used_vocab(result),
+        "partial": bool(result.partial), "metrics": json_safe(final_metrics(result, unigram, ci)),
+    }
+    payload.update(result_buffers(arrays, levels.units))
+    payload.update(zip(UNIT_SPAN_FIELDS, levels.buffers(), strict=True))
+    payload.update(levels=levels.counts(), level_notes=levels.notes,
+                   bow_prob_end=json_number(float(result.bow_prob_end)))
+    corrected = word_corrected(result, arrays["word"], levels)
+    if corrected is not None:
+        payload["word_corrected"] = corrected
+    return payload
+
+
+def _used_vocab(result: ScoreResult) -> dict[str, str]:
+    """The decoded text of every token id the result holds (targets and top-k), O(n)."""
+    ids = np.concatenate([result.token_ids, result.topk_ids.ravel()]).astype(np.int64)
+    ids = ids[ids >= 0]
+    used = np.zeros(int(ids.max()) + 1 if len(ids) else 0, bool)
+    used[ids] = True
+    return {str(k): v for k, v in result.vocab.items() if 0 <= k < len(used) and used[k]}

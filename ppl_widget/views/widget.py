@@ -1,111 +1,46 @@
-"""``PerplexityWidget``: the text coloured by surprisal, scored live in the background."""
+"""``PerplexityWidget``: the text coloured by surprisal, scored live in the background.
+
+The class wires the synced traits (widget_traits.py) to the scoring: a run's streamed
+state and messages are a ``WidgetRun`` (widget_run.py), its thread a ``LiveRun``
+(live_run.py), the wire format ``protocol.py``.
+"""
 
 from __future__ import annotations
 
-import logging
-import math
-import pathlib
 import threading
 from typing import Any
 
-import anywidget
-import numpy as np
 import traitlets
 
-from ..core.result import TOKEN_ARRAYS, ScoreResult
+from ..core.result import ScoreResult
 from ..core.text_units import TextUnits, WordSpec
 from ..scoring.models import LoadedModel, as_loaded
-from ..scoring.scorer import ScoreProgress, ScoringError, stream
+from ..scoring.scorer import ScoringError, stream
 from . import protocol as P
-from .widget_levels import LevelAssigner, final_metrics, with_levels, word_corrected
-from .widget_settings import Count, Prefix, SettingError, check_options, check_window
-
-log = logging.getLogger(__name__)
-
-_STATIC = pathlib.Path(__file__).parents[1] / "static"
-
-
-def _bundle(name: str) -> pathlib.Path:
-    path = _STATIC / name
-    if not path.is_file():
-        raise FileNotFoundError(
-            f"the widget's front end is not built ({path} is missing): reinstall with "
-            "`pip install -e .` (needs Node.js and npm), or run `npm install && npm run build` "
-            "in js/"
-        )
-    return path
+from .assets import bundle_path
+from .export import StaticPageOutput
+from .live_run import LiveRun
+from .widget_run import Message, WidgetRun
+from .widget_settings import Prefix, SettingError, check_options, check_window
+from .widget_traits import PerplexityTraits
 
 
-def _json_safe(metrics: dict) -> dict:
-    """NaN/inf are not JSON (also inside intervals); the front end shows null as a dash."""
-    def safe(v: Any) -> Any:
-        if isinstance(v, float) and not math.isfinite(v):
-            return None
-        return [safe(x) for x in v] if isinstance(v, list | tuple) else v
-    return {k: safe(v) for k, v in metrics.items()}
-
-
-def encode_chunk(chunk: dict[str, np.ndarray], units: TextUnits) -> list[bytes]:
-    """The chunk's arrays as little-endian buffers in ``protocol.CHUNK_FIELDS`` order
-    (unit indices -1, b(i) and context gain NaN where the chunk lacks them)."""
-    n = len(chunk["token_ids"])
-    start16 = units.to_utf16(chunk["offsets"][:, 0])
-    end16 = units.to_utf16(chunk["offsets"][:, 1])
-    source = {"start16": start16, "end16": end16, "word": np.full(n, -1),
-              "sentence": np.full(n, -1), "bow_prob": np.full(n, np.nan),
-              "context_gain": np.full(n, np.nan)}
-    buffers = []
-    for name, dtype, _per_token in P.CHUNK_FIELDS:
-        array = chunk[name] if name in chunk else source[name]
-        buffers.append(np.ascontiguousarray(array, dtype=dtype).tobytes())
-    return buffers
-
-
-def result_buffers(data: dict[str, np.ndarray], units: TextUnits) -> dict[str, bytes]:
-    """The whole result's arrays for ``result_data``: field name -> little-endian bytes,
-    less the ``protocol.OPTIONAL_FIELDS`` whose every value is the absent one (the front
-    end fills those in; no column of -1 or NaN in a saved notebook)."""
-    out = {}
-    for (name, _dtype, _per), buf in zip(P.CHUNK_FIELDS, encode_chunk(data, units),
-                                         strict=True):
-        if name in P.OPTIONAL_FIELDS:
-            absent, values = P.OPTIONAL_FIELDS[name], data.get(name)
-            if values is None or (np.all(np.isnan(values)) if math.isnan(absent)
-                                  else np.all(np.asarray(values) == absent)):
-                continue
-        out[name] = buf
-    return out
-
-
-class PerplexityWidget(anywidget.AnyWidget):
+class PerplexityWidget(StaticPageOutput, PerplexityTraits):
     """Score ``text`` with a causal LM and show every token coloured by surprisal.
 
     ``model`` takes anything ``load_model`` takes, or what it returned.  Scoring
     starts at once in a background thread; the kernel stays free.  Use
     ``.result`` for the ``ScoreResult`` (``partial`` until scoring ends),
-    ``.cancel()`` to stop, ``.wait()`` to block until done.  Changing
+    ``.cancel()`` to stop, ``.wait()`` to block until done, ``.to_html()`` for a
+    page that shows it with no kernel.  Changing
     ``max_length``, ``stride`` or ``prefix`` (here or in the widget), or ``text``,
     re-scores.
     """
 
-    _esm = _bundle("widget.js")
-    _css = _bundle("widget.css")
-
-    text = traitlets.Unicode("").tag(sync=True)
-    status = traitlets.Unicode("idle").tag(sync=True)  # idle|loading|scoring|done|cancelled|error
-    error = traitlets.Unicode("").tag(sync=True)
-    settings = traitlets.Dict().tag(sync=True)
-    # checked by score()'s rules on every assignment (widget_settings.py)
-    max_length = Count().tag(sync=True)
-    stride = Count().tag(sync=True)
-    prefix = Prefix().tag(sync=True)  # "bos" or "none"
-    result_data = traitlets.Dict(None, allow_none=True).tag(sync=True)
-    color_mode = traitlets.Unicode("surprisal").tag(sync=True)
-    show_boundaries = traitlets.Bool(False).tag(sync=True)
-    level = traitlets.Enum(("token", "word", "sentence"), "token").tag(sync=True)
-    surprisal_unit = traitlets.Enum(("bits", "nats"), "bits").tag(sync=True)
-    bow_correction = traitlets.Bool(False).tag(sync=True)  # word tooltips: corrected value
-    editable = traitlets.Bool(False).tag(sync=True)  # a text box that re-scores as you type
+    _esm = bundle_path("widget.js")
+    _css = bundle_path("widget.css")
+    # the synced traits (text, status, settings, max_length, result_data, ...) are
+    # PerplexityTraits' (widget_traits.py), which a page with no kernel starts from too
 
     def __init__(self, text: str, model: Any = None, *, max_length: int | None = None,
                  stride: int | None = None, prefix: str | None = "bos", add_eos: bool = False,
@@ -124,25 +59,12 @@ class PerplexityWidget(anywidget.AnyWidget):
                                    and 0 < ci < 1):
             raise ValueError(f"ci must be a confidence level between 0 and 1, got {ci!r}")
         self._sentences, self._unigram_spec, self._ci = sentences, unigram, ci
-        self._levels: LevelAssigner | None = None
-        self._unigram: Any = None
-        self._next: tuple | None = None  # (levels, unigram, units) of the run being started
         super().__init__(text=text, max_length=max_length, stride=stride, prefix=prefix,
                          editable=editable, **kwargs)
-        self._units: TextUnits | None = None  # UTF-16 offsets of the text being scored
         self._lock = threading.RLock()
-        self._cancel = threading.Event()
-        self._thread: threading.Thread | None = None
-        self._run_id = 0
-        self._chunks: list[dict[str, np.ndarray]] = []
-        self._vocab: dict[int, str] = {}
-        self._last: ScoreProgress | None = None
-        self._top_k = 0
-        self._total = 0
-        self._done_msg: dict | None = None  # the run's final message, kept for replays
-        self._fresh = False  # a run started and has not scored anything yet
+        self._live = LiveRun("scoring", self._end)
+        self._run: WidgetRun | None = None  # the run whose result the view holds
         self._shown_status = "idle"  # the status of the result held (done/cancelled/error)
-        self.exception: BaseException | None = None
         self._run_settings: tuple | None = None  # (max_length, stride, prefix) being scored
         self._collecting_control_edits = self._controls_edited = False
         self.on_msg(self._on_front_end_message)
@@ -157,11 +79,15 @@ class PerplexityWidget(anywidget.AnyWidget):
     def result(self) -> ScoreResult | None:
         """What has been scored so far (``partial`` until scoring finished)."""
         with self._lock:
-            if self._last is not None:
-                return self._last.result
-            if self.exception is not None and isinstance(self.exception, ScoringError):
-                return self.exception.partial_result
-            return None
+            if self._run is not None and self._run.result is not None:
+                return self._run.result
+            exc = self._live.exception
+            return exc.partial_result if isinstance(exc, ScoringError) else None
+
+    @property
+    def exception(self) -> BaseException | None:
+        """The last run's error (None: it did not fail)."""
+        return self._live.exception
 
     def start(self) -> None:
         """Score in a background thread (cancelling a run in progress first).
@@ -169,32 +95,17 @@ class PerplexityWidget(anywidget.AnyWidget):
         What was scored before stays (on screen, in ``result`` and ``result_data``)
         until the new run has scored its first tokens: a run that fails at once
         loses nothing."""
-        self.cancel()
-        self.wait(raise_error=False)
-        with self._lock:
-            # an edited text keeps the windows before the edit (scoring/incremental.py)
-            reuse, self._edited = (self.result if self._edited else None), False
-            self._run_id += 1
-            self._cancel = threading.Event()
-            self._fresh = True  # no tokens of this run yet
-            self.exception = None
-            self.error = ""
-            self._thread = threading.Thread(target=self._run,
-                                            args=(self._run_id, self._cancel, reuse),
-                                            name="ppl-widget-scorer", daemon=True)
-            self._thread.start()
+        edited, self._edited = self._edited, False
+        self.error = ""
+        self._live.start(lambda run_id, cancel: self._score(run_id, cancel, edited))
 
     def cancel(self) -> None:
         """Stop scoring within one batch; what was scored stays, marked partial."""
-        self._cancel.set()
+        self._live.cancel()
 
     def wait(self, timeout: float | None = None, *, raise_error: bool = True) -> ScoreResult | None:
         """Block until scoring ends; re-raise its error unless ``raise_error=False``."""
-        thread = self._thread
-        if thread is not None and thread is not threading.current_thread():
-            thread.join(timeout)
-        if raise_error and self.exception is not None:
-            raise self.exception
+        self._live.wait(timeout, raise_error=raise_error)
         return self.result
 
     def chart(self, kind: str = "surprisal", **options: Any) -> Any:
@@ -237,169 +148,72 @@ class PerplexityWidget(anywidget.AnyWidget):
             self._collecting_control_edits = False
         self.start()
 
-    # ---- static page (views/export.py) ------------------------------------
-    def to_html(self, path: Any = None, **kwargs: Any) -> str:
-        """What the widget shows now, as one self-contained HTML page (no kernel, no
-        network); written to ``path`` when given.  A run still going is exported as partial."""
-        from .export import widget_to_html
+    # ---- static page (views/export.py: to_html, the notebook's text/html) ----
+    def _page_state(self) -> dict[str, Any]:
+        from .export import widget_state
 
-        return widget_to_html(self, path, **kwargs)
+        return widget_state(self)
 
-    def _repr_mimebundle_(self, **kwargs: Any) -> dict:
-        # the live view, plus the static page as text/html for where no widget manager runs
-        from .export import with_static_fallback
+    # ---- scoring thread (a LiveRun) ----------------------------------------
+    def _score(self, run_id: int, cancel: threading.Event, edited: bool) -> str | None:
+        if self._lm is None:
+            self.status = "loading"
+            self._lm = as_loaded(self._model_spec)
+        self.status = "scoring"
+        text = self.text  # read once: an edit while starting is the next run's
+        # an edited text keeps the windows before the edit (scoring/incremental.py)
+        reuse = self.result if edited else None
+        run = WidgetRun(run_id, text, self._lm, words=self._options["words"],
+                        sentences=self._sentences, unigram=self._unigram_spec, ci=self._ci)
+        items = stream(text, self._lm, max_length=self.max_length, stride=self.stride,
+                       prefix="bos" if self.prefix == "bos" else None, cancel=cancel,
+                       reuse=reuse, **self._options)
+        for item in items:
+            if not self._live.is_current(run_id):
+                return None
+            with self._lock:
+                first = run.last is None
+                chunk = run.add(item)
+                if first:  # the new run has data: now the previous result gives way
+                    self._show(run)
+            self._send_run(run_id, chunk)
+        cancelled = run.last.cancelled if run.last is not None else cancel.is_set()
+        return "cancelled" if cancelled else "done"
 
-        return with_static_fallback(self, super()._repr_mimebundle_(**kwargs))
-
-    def _ipython_display_(self) -> None:
-        # shown with a display id, so the text/html is brought up to date when scoring ends
-        from .export import display_widget
-
-        display_widget(self)
-
-    # ---- scoring thread --------------------------------------------------
-    def _is_current(self, run_id: int) -> bool:
-        return run_id == self._run_id
-
-    def _send_msg(self, run_id: int, content: dict, buffers: list[bytes] | None = None) -> None:
-        if self._is_current(run_id):
-            self.send({**content, "run_id": run_id}, buffers)
-
-    def _on_text_change(self, _change: dict) -> None:
-        self._edited = True
-        self.start()
-
-    def _run(self, run_id: int, cancel: threading.Event, reuse: ScoreResult | None = None,
-             ) -> None:
-        try:
-            if self._lm is None:
-                self.status = "loading"
-                self._lm = as_loaded(self._model_spec)
-            lm = self._lm
-            self.status = "scoring"
-            text = self.text  # read once: an edit while starting is the next run's
-            unigram = None
-            if self._unigram_spec is not None:
-                from ..core.unigram import as_unigram
-
-                unigram = as_unigram(self._unigram_spec, lm.tokenizer, text=text)
-            units = TextUnits.of(text)  # UTF-16 offsets, for the spans and every chunk
-            self._next = (LevelAssigner(text, units, words=self._options["words"],
-                                        sentences=self._sentences), unigram, units)
-            progress = stream(text, lm, max_length=self.max_length, stride=self.stride,
-                              prefix="bos" if self.prefix == "bos" else None, cancel=cancel,
-                              reuse=reuse, **self._options)
-            for item in progress:
-                if not self._is_current(run_id):
-                    return
-                with self._lock:
-                    if self._fresh:
-                        self._on_first(run_id, item)
-                    self._last = item
-                    chunk = with_levels(item.chunk, self._levels, self._unigram)
-                    if len(chunk["token_ids"]):
-                        self._chunks.append(chunk)
-                        self._vocab.update(item.new_vocab)
-                self._send_chunk(run_id, item.start, chunk, item.new_vocab, item)
-            cancelled = cancel.is_set() if self._fresh else self._last.cancelled
-            self._finish(run_id, "cancelled" if cancelled else "done")
-        except Exception as exc:  # shown in the widget, logged, and re-raised by wait()
-            self.exception = exc
-            if isinstance(exc, ScoringError) and exc.partial_result is not None \
-                    and not self._fresh:
-                with self._lock:
-                    self._last = None
-            log.error("ppl-widget: scoring failed: %s", exc, exc_info=exc)
-            if self._is_current(run_id):
-                self.error = f"{type(exc).__name__}: {exc}"
-                self._send_msg(run_id, {"type": P.MSG_ERROR, "message": self.error})
-                self._finish(run_id, "error")
-
-    def _on_first(self, run_id: int, item: ScoreProgress) -> None:
-        # the new run has data: now the previous result gives way
-        self._fresh = False
-        self._levels, self._unigram, self._units = self._next
-        self._chunks, self._vocab, self._last, self._done_msg = [], {}, None, None
+    def _show(self, run: WidgetRun) -> None:
+        self._run = run
         self.result_data = None
-        res = item.result
-        self._top_k = int(res.settings.get("top_k", 0))
-        self._total = item.total
-        settings = dict(res.settings)
-        settings.update(n_unscored=len(res.unscored_token_ids),
-                        eos_scored=bool(self._options["add_eos"]), total_tokens=item.total)
-        if self._unigram is not None:
-            settings["unigram"] = "in-sample" if self._unigram.in_sample \
-                else self._unigram.source
-        if self._ci is not None:
-            settings["ci"] = self._ci
-        self.settings = _json_safe(settings)
+        self.settings = settings = run.settings()
         # show the resolved window defaults; equal to the run's settings, they re-score nothing
         self._run_settings = (settings["max_length"], settings["stride"], self.prefix)
         with self.hold_trait_notifications():
             self.max_length, self.stride = settings["max_length"], settings["stride"]
-        self._send_reset(run_id)
+        self._send_run(run.run_id, run.reset())
 
-    def _send_reset(self, run_id: int) -> None:
-        self._send_msg(run_id, {"type": P.MSG_RESET, "total_tokens": self._total,
-                                "top_k": self._top_k, "levels": self._levels.counts(),
-                                "level_notes": self._levels.notes}, self._levels.buffers())
+    def _send_run(self, run_id: int, message: Message) -> None:
+        if self._live.is_current(run_id):
+            content, buffers = message
+            self.send({**content, "run_id": run_id}, buffers)
 
-
-    def _send_chunk(self, run_id: int, start: int, arrays: dict[str, np.ndarray],
-                    vocab: dict[int, str], item: ScoreProgress) -> None:
-        progress = _json_safe({"done": item.done, "total": item.total,
-                               "tokens_per_s": item.tokens_per_s, "eta_s": item.eta_s,
-                               "elapsed_s": item.elapsed_s})
-        content = {"type": P.MSG_CHUNK, "start": start, "count": len(arrays["token_ids"]),
-                   "top_k": self._top_k, "vocab": {str(k): v for k, v in vocab.items()},
-                   "progress": progress}
-        self._send_msg(run_id, content, encode_chunk(arrays, self._units))
-
-    def _all_scored(self, res: ScoreResult | None = None) -> dict[str, np.ndarray] | None:
-        """Every chunk so far as one array per field (replays stay cheap).  ``res``, the
-        run's result built from the same chunks, lends its token arrays: only the
-        widget's own fields (word, sentence, context gain) are joined here."""
-        if not self._chunks:
-            return None
-        if len(self._chunks) > 1:
-            n = sum(len(c["token_ids"]) for c in self._chunks)
-            shared = res is not None and len(res.token_ids) == n
-            self._chunks = [{k: getattr(res, k) if shared and k in TOKEN_ARRAYS
-                             else np.concatenate([c[k] for c in self._chunks])
-                             for k in self._chunks[0]}]
-        return self._chunks[0]
-
-    def _finish(self, run_id: int, status: str) -> None:
-        if not self._is_current(run_id):
-            return
-        if self._fresh:  # nothing scored by this run: the previous result stays as it was
-            self.status = status if status == "error" or self._last is None \
+    def _end(self, run_id: int, status: str, error: BaseException | None) -> None:
+        """The run ended (LiveRun): its result_data, done message and status."""
+        with self._lock:
+            run = self._run if self._run is not None and self._run.run_id == run_id else None
+            if run is not None and isinstance(error, ScoringError) \
+                    and error.partial_result is not None:
+                run.failed = error.partial_result
+        if error is not None:
+            self.error = f"{type(error).__name__}: {error}"
+            self._send_run(run_id, (P.error_message(self.error), None))
+        if run is None:  # nothing scored by this run: the previous result stays
+            self.status = status if status == "error" or self._run is None \
                 else self._shown_status
             return
         with self._lock:
-            res = self.result
-            data = self._all_scored(res)
-            metrics = _json_safe(final_metrics(res, self._unigram, self._ci)) \
-                if res is not None else None
-            partial = res.partial if res is not None else True
-            payload: dict[str, Any] = {"run_id": run_id, "count": 0, "top_k": self._top_k,
-                                       "vocab": {str(k): v for k, v in self._vocab.items()},
-                                       "partial": partial, "metrics": metrics}
-            if data is not None:
-                payload["count"] = len(data["token_ids"])
-                payload.update(result_buffers(data, self._units))
-            payload.update(zip(P.UNIT_SPAN_FIELDS, self._levels.buffers(), strict=True))
-            payload.update(levels=self._levels.counts(), level_notes=self._levels.notes,
-                           bow_prob_end=_json_safe({"b": float(getattr(res, "bow_prob_end",
-                                                                       math.nan))})["b"])
-            corrected = word_corrected(res, data, self._levels)
-            if corrected is not None:
-                payload["word_corrected"] = corrected
-            self.result_data = payload
-            self._done_msg = {"type": P.MSG_DONE, "partial": partial, "metrics": metrics}
-        self._send_msg(run_id, self._done_msg)
-        self._shown_status = status
-        self.status = status
+            self.result_data = run.finish()
+            self.settings = run.settings()  # final: an EOS is scored only at the end
+        self._send_run(run_id, (run.done, None))
+        self._shown_status = self.status = status
 
     # ---- front end -------------------------------------------------------
     def _on_front_end_message(self, _widget: Any, content: dict, _buffers: list) -> None:
@@ -409,18 +223,18 @@ class PerplexityWidget(anywidget.AnyWidget):
         elif kind == P.MSG_REPLAY:
             self._replay()
 
+    def _on_text_change(self, _change: dict) -> None:
+        self._edited = True
+        self.start()
+
     def _replay(self) -> None:
         """A view attached mid-run: send everything scored so far as one chunk."""
         with self._lock:
-            run_id = self._run_id
-            if self._last is None or self._fresh:  # a new run's reset will come
+            run = self._run
+            if run is None or run.failed is not None:  # a new run's reset will come
                 return
-            self._send_reset(run_id)
-            data = self._all_scored()
-            if data is not None:
-                self._send_chunk(run_id, 0, data, self._vocab, self._last)
-            if self._done_msg is not None:
-                self._send_msg(run_id, self._done_msg)
+            for message in run.replay():
+                self._send_run(run.run_id, message)
 
     def set_state(self, sync_data: dict) -> None:
         # The front end's form changes max_length, stride and prefix in one update;
@@ -431,15 +245,14 @@ class PerplexityWidget(anywidget.AnyWidget):
         except traitlets.TraitError as exc:  # rolled back: shown beside the control
             field = getattr(exc, "field", None) or next(
                 (k for k in sync_data if k in ("max_length", "stride", "prefix")), "")
-            self._send_msg(self._run_id, {"type": P.MSG_SETTINGS_ERROR, "field": field,
-                                          "message": str(exc)})
+            self._send_run(self._live.run_id, (P.settings_error_message(field, str(exc)), None))
             # the front end's copy still holds the rejected values: send the kept ones
             self.send_state([k for k in sync_data if k in self.keys])
             return
         finally:
             self._collecting_control_edits = False
         if self._controls_edited:
-            self._restart_for_new_settings()
+            self.start()  # the traits' validators have checked the values already
 
     def _on_setting_change(self, change: dict) -> None:
         if change["old"] == change["new"]:
@@ -449,9 +262,6 @@ class PerplexityWidget(anywidget.AnyWidget):
         if self._collecting_control_edits:
             self._controls_edited = True
             return
-        self._restart_for_new_settings()
-
-    def _restart_for_new_settings(self) -> None:
         self.start()  # the traits' validators have checked the values already
 
     @traitlets.validate("max_length", "stride")

@@ -9,15 +9,12 @@ with the previous chunk's trailing tokens back to the last non-empty one.
 
 from __future__ import annotations
 
-import logging
 from typing import Any
 
 import numpy as np
 
 from ..core.levels import assign_tokens, unit_spans
 from ..core.text_units import TextUnits
-
-log = logging.getLogger(__name__)
 
 #: Unit levels the widget colours by (besides tokens), in protocol order.
 LEVELS = ("word", "sentence")
@@ -33,6 +30,7 @@ class LevelAssigner:
     def __init__(self, text: str, units: TextUnits, *, words: Any = None,
                  sentences: Any = None) -> None:
         self.text = text
+        self.units = units  # UTF-16 offsets of the text, for its spans and every chunk
         self.notes: dict[str, str] = {}
         self.spans: dict[str, np.ndarray | None] = {"word": unit_spans(text, "word",
                                                                        words=words)}
@@ -50,6 +48,25 @@ class LevelAssigner:
                      .astype(np.int32)))
             for level, s in self.spans.items()}
         self._tail = (np.zeros((0, 2), np.int64), np.zeros(0, bool))
+
+    @classmethod
+    def for_result(cls, result: Any) -> LevelAssigner:
+        """The levels of a finished result: its own word rule when it was a regex (the
+        callable of a run is not kept in ``settings``), else the default; default sentences."""
+        units = TextUnits.of(result.text)
+        words = result.settings.get("words")
+        try:
+            return cls(result.text, units, words=words if isinstance(words, str) else None)
+        except (TypeError, ValueError):
+            return cls(result.text, units)
+
+    def assign(self, offsets: np.ndarray, is_eos: np.ndarray) -> dict[str, np.ndarray]:
+        """Unit index (-1: no unit) per token of a whole run at once, for every level; the
+        chunks' ``owners`` give the same (tests/test_widget_levels.py)."""
+        off = np.asarray(offsets, np.int64).reshape(-1, 2)
+        return {level: (np.full(len(off), -1, np.int32) if spans is None else
+                        assign_tokens(self.text, off, spans, is_eos).astype(np.int32))
+                for level, spans in self.spans.items()}
 
     def owners(self, offsets: np.ndarray, is_eos: np.ndarray) -> dict[str, np.ndarray]:
         """Unit index (-1: no unit) per token of the next chunk, for every level."""
@@ -90,38 +107,33 @@ class LevelAssigner:
                 for level in LEVELS}
 
 
+def context_gain(unigram: Any, token_ids: np.ndarray, surprisal: np.ndarray) -> np.ndarray:
+    """Context gain per token, nats: log P(w|ctx) - log P_uni(w)."""
+    return -unigram.log_prob(token_ids) - surprisal
+
+
 def with_levels(chunk: dict[str, np.ndarray], levels: LevelAssigner,
                 unigram: Any = None) -> dict[str, np.ndarray]:
     """The chunk plus each token's word and sentence, and its context gain (nats)."""
     out = dict(chunk)
     out.update(levels.owners(chunk["offsets"], chunk["is_eos"]))
-    if unigram is not None:  # log P(w|ctx) - log P_uni(w)
-        out["context_gain"] = -unigram.log_prob(chunk["token_ids"]) - chunk["surprisal"]
+    if unigram is not None:
+        out["context_gain"] = context_gain(unigram, chunk["token_ids"], chunk["surprisal"])
     return out
 
 
-def final_metrics(res: Any, unigram: Any = None, ci: float | None = None) -> dict:
-    """metrics() with PPLu (unigram=) and bootstrap intervals (ci=) when asked."""
-    try:
-        m = res.metrics(unigram=unigram, ci=ci)
-    except Exception as exc:  # noqa: BLE001 - the plain metrics still show
-        log.warning("ppl-widget: extra metrics failed: %s", exc)
-        m = res.metrics()
-        m["extra_error"] = f"{type(exc).__name__}: {exc}"
-    return {k: (list(v) if isinstance(v, tuple) else v) for k, v in m.items()}
-
-
-def word_corrected(res: Any, data: dict[str, np.ndarray] | None,
+def word_corrected(res: Any, word: np.ndarray | None,
                    levels: LevelAssigner) -> bytes | None:
-    """BOW-corrected surprisal per word (core.word_probability) as float32 bytes, when
-    the result is complete and the scorer gave b(i)."""
+    """BOW-corrected surprisal per word (``core.word_probability``) as float32 bytes, given
+    each token's word index ``word``; None unless the result is complete, has tokens and
+    the scorer gave b(i).  The one rule for the widget and the exported page."""
     spans = levels.spans["word"]
-    if res is None or data is None or res.partial or spans is None:
+    if res is None or word is None or res.partial or spans is None or not len(res):
         return None
     try:
         from ..core.word_probability import corrected_word_surprisal
 
-        values = corrected_word_surprisal(res, data["word"].astype(np.int64), len(spans))
+        values = corrected_word_surprisal(res, np.asarray(word, np.int64), len(spans))
     except (ImportError, ValueError):  # an older scorer, or a model kind without b(i)
         return None
     return np.ascontiguousarray(values, dtype="<f4").tobytes()

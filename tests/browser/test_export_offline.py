@@ -115,11 +115,13 @@ def test_exported_levels_and_context_gain_are_coloured(offline, tiny_gpt2, tmp_p
     """A page built from complete data (export, reload, second display) colours words and
     sentences at once, and context gain on its diverging scale with the kernel's sign."""
     from ppl_widget import PerplexityWidget
+    from ppl_widget.core.unigram import as_unigram
 
     text = "The cat sat on the mat. The dog sat on the log. " + MARKUP + " The end."
     w = PerplexityWidget(text, tiny_gpt2, max_length=24, stride=8, unigram=text)
     res = w.wait()
-    gain_bits = res.context_gain(w._unigram) / math.log(2)
+    # the widget's in-sample unigram, built the way it builds it
+    gain_bits = res.context_gain(as_unigram(text, tiny_gpt2.tokenizer, text=text)) / math.log(2)
     for level in ("word", "sentence"):
         w.level, w.color_mode = level, "surprisal"
         path = tmp_path / f"{level}.html"

@@ -1,0 +1,55 @@
+"""What the charts draw, computed with numpy (pure, tested by hand): rolling means,
+bin means of long texts, GLTR rank buckets.  ``charts.py`` draws them with Altair."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+RANK_BUCKETS = (("top 10", 10), ("top 100", 100), ("top 1000", 1000), ("rest", math.inf))
+
+
+def check_positive(name: str, value: Any) -> int:
+    """A chart option that counts something (window, bins, points): a positive integer."""
+    if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < 1:
+        raise ValueError(f"{name} must be a positive integer, got {value!r}")
+    return int(value)
+
+
+def rolling_mean(x: np.ndarray, window: int) -> np.ndarray:
+    """Trailing mean over the last ``window`` values (fewer at the start)."""
+    window = check_positive("window", window)
+    x = np.asarray(x, dtype=np.float64)
+    c = np.concatenate([[0.0], np.cumsum(x)])
+    i = np.arange(1, len(x) + 1)
+    lo = np.maximum(0, i - window)
+    return (c[i] - c[lo]) / (i - lo)
+
+
+def rank_bucket_fractions(rank: np.ndarray) -> dict[str, float]:
+    """GLTR-style: fraction of tokens whose rank is in the top 10 / 100 / 1000 / rest."""
+    rank = np.asarray(rank)
+    n = len(rank)
+    out, lo = {}, 0
+    for label, hi in RANK_BUCKETS:
+        out[label] = float(((rank > lo) & (rank <= hi)).sum() / n) if n else math.nan
+        lo = hi
+    return out
+
+
+def bin_means(x: np.ndarray, size: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Means of consecutive bins of ``size`` values (the last may be shorter):
+    (first index, last index, mean) per bin."""
+    size = check_positive("size", size)
+    x = np.asarray(x, dtype=np.float64)
+    starts = np.arange(0, len(x), size)
+    sums = np.add.reduceat(x, starts) if len(x) else np.zeros(0)
+    ends = np.minimum(starts + size, len(x))
+    return starts, ends - 1, sums / (ends - starts)
+
+
+def bin_size(n: int, max_points: int) -> int:
+    """Values per bin so that ``n`` values make at most ``max_points`` bins."""
+    return max(1, math.ceil(n / max_points))
