@@ -11,6 +11,7 @@ import shutil
 import tempfile
 import threading
 import warnings
+import weakref
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -494,19 +495,29 @@ def _load_model(spec: Any, device: str | Any, dtype: str | Any,
 
 
 _default_model: LoadedModel | None = None
-_default_lock = threading.Lock()
+_load_lock = threading.Lock()  # loads run one at a time: transformers' lazy imports race
+_loaded_by_spec: weakref.WeakValueDictionary[str, LoadedModel] = weakref.WeakValueDictionary()
 
 
 def as_loaded(lm: Any) -> Any:
     """Anything ``load_model`` takes, as something the scorer can use.  ``None`` is the
-    embedded default model, loaded once per process: concurrent callers (several widgets
-    started at once) wait for that one load and share it."""
+    embedded default model, loaded once per process; a model id or path is loaded once
+    while anyone holds it.  Concurrent callers (several widgets started at once, a
+    notebook's Run All) wait for that one load and share it."""
     global _default_model
     if isinstance(lm, LoadedModel) or hasattr(lm, "make_forward"):  # e.g. an NGramModel
         return lm
     if lm is None:
-        with _default_lock:
+        with _load_lock:
             if _default_model is None:
                 _default_model = load_model(None)
             return _default_model
+    if isinstance(lm, str | os.PathLike):
+        key = os.fspath(lm)
+        with _load_lock:
+            loaded = _loaded_by_spec.get(key)
+            if loaded is None:
+                loaded = load_model(lm)
+                _loaded_by_spec[key] = loaded
+            return loaded
     return load_model(lm)
