@@ -34,6 +34,8 @@ _LAZY = {
     "score_corpus": "ppl_widget.scoring.corpus:score_corpus",
     "open_corpus": "ppl_widget.core.corpus:open_corpus",
     "CorpusResults": "ppl_widget.core.corpus:CorpusResults",
+    "score_pairs": "ppl_widget.scoring.pairs:score_pairs",
+    "PairsInputError": "ppl_widget.core.pairs:PairsInputError",
 }
 
 __all__ = [
