@@ -119,3 +119,18 @@ def accuracy(frame: pd.DataFrame, by: str | list[str] | None = None,
                               f"{list(frame.columns)})")
     grouped = frame.groupby(keys, sort=True, dropna=False)[column]
     return pd.DataFrame({"accuracy": grouped.mean(), "n_pairs": grouped.size()}).reset_index()
+
+
+def read_pairs(path: str) -> pd.DataFrame:
+    """Pairs from a ``.csv`` (a header row naming ``good``, ``bad``, optional ``context``
+    and any other columns) or a ``.jsonl`` file (one object per line), text kept as text;
+    an empty cell stays missing, so ``pairs_frame`` names its row."""
+    lower = str(path).lower()
+    text_columns = {c: str for c in (*SIDES, "context")}
+    if lower.endswith(".csv"):
+        frame = pd.read_csv(path, dtype=text_columns, keep_default_na=False, na_values=[""])
+    elif lower.endswith((".jsonl", ".ndjson")):
+        frame = pd.read_json(path, lines=True, dtype=text_columns)
+    else:
+        raise PairsInputError(f"{path}: pairs are read from a .csv or .jsonl file")
+    return pairs_frame(frame)
