@@ -95,7 +95,8 @@ def test_many_sentences_in_several_packed_batches(tiny_llama, monkeypatch):
 def _layout(lm, texts):
     from ppl_widget.scoring.pairs import layout
 
-    return layout(texts, lm)
+    laid = layout(texts, lm)
+    return laid.sequences, laid.n_scored
 
 
 def test_pack_rows_places_every_sequence_once_within_capacity():
@@ -198,3 +199,21 @@ def test_default_model_agrees_with_score(default_lm):
         for text, nll in zip(df[side], df[f"{side}_nll"], strict=True):
             total = score(text, default_lm, top_k=0).metrics()["total_nll"]
             assert nll == pytest.approx(total, rel=1e-6, abs=1e-5)
+
+
+@pytest.mark.parametrize("options", [{}, dict(prefix=None, add_eos=True), dict(max_length=8)])
+def test_sentence_tokens_join_into_the_text_and_sum_to_the_totals(tiny_llama, options):
+    from ppl_widget.scoring.pairs import sentence_tokens
+
+    texts = ["Les modèles prédisent.", "The quick brown fox jumps over the lazy dog.", "A"]
+    contexts = ["Yesterday ", "", ""] if not options else None
+    pieces = sentence_tokens(texts, tiny_llama, contexts=contexts, **options)
+    frame = pd.DataFrame({"good": texts, "bad": texts, **({"context": contexts}
+                                                          if contexts else {})})
+    totals = score_pairs(frame, tiny_llama, **options)
+    for text, sentence, total in zip(texts, pieces, totals["good_nll"], strict=True):
+        assert "".join(p for p, _ in sentence) == text
+        scored = [v for _, v in sentence if not np.isnan(v)]
+        eos = score(text, tiny_llama, top_k=0, **options).surprisal[-1] \
+            if options.get("add_eos") else 0.0
+        assert sum(scored) + eos == pytest.approx(total, rel=1e-6, abs=1e-4)

@@ -151,8 +151,8 @@ class PackedNLL:
         cuda = self.forward.cuda
         self.batch_positions = BATCH_POSITIONS_CUDA if cuda else BATCH_POSITIONS_CPU
 
-    def run(self, batch: PackedBatch, totals: np.ndarray) -> None:
-        """Add each scored token's NLL (nats) to ``totals[owner]`` (float64)."""
+    def run(self, batch: PackedBatch) -> np.ndarray:
+        """The NLL (nats, float64) of each scored token of ``batch``, in its order."""
         import torch
 
         lm, fw = self.lm, self.forward
@@ -177,16 +177,26 @@ class PackedNLL:
             parts = []
             for i in range(0, rows.shape[0], slab):
                 parts.append(target_nll(head(rows[i:i + slab]), targets[i:i + slab]))
-            nll = torch.cat(parts).double().cpu().numpy()
-        np.add.at(totals, batch.owner, nll)
+            return torch.cat(parts).double().cpu().numpy()
+
+    def batches(self, sequences: list[np.ndarray], n_scored: list[int]) -> list[PackedBatch]:
+        pad = self.lm.tokenizer.pad_token_id
+        return plan_batches(sequences, n_scored, batch_positions=self.batch_positions,
+                            pad_id=int(pad) if pad is not None else 0)
 
     def nlls(self, sequences: list[np.ndarray], n_scored: list[int]) -> np.ndarray:
         """Total NLL (nats, float64) of the last ``n_scored[i]`` tokens of each sequence."""
         totals = np.zeros(len(sequences), dtype=np.float64)
-        if not any(n > 0 for n in n_scored):
-            return totals
-        pad = self.lm.tokenizer.pad_token_id
-        for batch in plan_batches(sequences, n_scored, batch_positions=self.batch_positions,
-                                  pad_id=int(pad) if pad is not None else 0):
-            self.run(batch, totals)
+        for batch in self.batches(sequences, n_scored) if any(n_scored) else []:
+            np.add.at(totals, batch.owner, self.run(batch))
         return totals
+
+    def token_nlls(self, sequences: list[np.ndarray], n_scored: list[int]) -> list[np.ndarray]:
+        """The NLL (nats) of each of the last ``n_scored[i]`` tokens of each sequence."""
+        out = [np.zeros(0, np.float64) for _ in sequences]
+        for batch in self.batches(sequences, n_scored) if any(n_scored) else []:
+            nll = self.run(batch)
+            cuts = np.flatnonzero(np.diff(batch.owner)) + 1  # a sequence's tokens are adjacent
+            for part, owner in zip(np.split(nll, cuts), batch.owner[np.r_[0, cuts]], strict=True):
+                out[owner] = part
+        return out

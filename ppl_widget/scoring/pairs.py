@@ -15,12 +15,15 @@ encoding's tokens after the context's.  Only those are scored and counted.
 
 from __future__ import annotations
 
+import math
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from ..core.pairs import SIDES, PairsInputError, add_score_columns, pairs_frame
+from ..core.text_units import partition_offsets
 from .encode import encode_many
 from .models import as_loaded
 from .prepare import _check_and_prefix
@@ -92,7 +95,8 @@ def sentence_nlls(texts: list[str], lm: Any, *, contexts: list[str] | None = Non
         for i, text in enumerate(texts):
             nll[i], tokens[i] = _score_one(score(text, lm, top_k=0, **options))
         return nll, tokens
-    sequences, n_scored = layout(texts, lm, contexts, prefix=prefix, add_eos=add_eos)
+    laid = layout(texts, lm, contexts, prefix=prefix, add_eos=add_eos)
+    sequences, n_scored = laid.sequences, list(laid.n_scored)
     too_long = [i for i, s in enumerate(sequences) if len(s) - 1 > max_length]
     for i in too_long:  # longer than one window: score()'s windows
         if contexts is not None and contexts[i]:
@@ -116,26 +120,91 @@ def _score_one(result: Any) -> tuple[float, int]:
     return float(np.sum(result.surprisal, dtype=np.float64)), len(result.surprisal)
 
 
+@dataclass
+class Layout:
+    """Sentences laid out as score() lays out a text that fits one window."""
+
+    sequences: list[np.ndarray]  # prefix token, [context tokens], tokens, [EOS]
+    n_scored: list[int]  # how many of the last tokens of each are scored
+    offsets: list[np.ndarray]  # raw character offsets of the joint text's tokens
+    joint: list[str]  # context + sentence, as encoded
+    n_eos: int  # 1 with add_eos (the last scored token is the EOS), else 0
+
+
 def layout(texts: list[str], lm: Any, contexts: list[str] | None = None, *,
-           prefix: str | None = "bos", add_eos: bool = False
-           ) -> tuple[list[np.ndarray], list[int]]:
-    """Each text's input sequence (prefix token, [context tokens], tokens, [EOS]) and
-    how many of its last tokens are scored, from one batch tokenizer call."""
+           prefix: str | None = "bos", add_eos: bool = False) -> Layout:
+    """Each text's input sequence and how many of its last tokens are scored, from one
+    batch tokenizer call (the seam rule where a text has a context)."""
     tok = lm.tokenizer
     head = np.asarray(_check_and_prefix("", tok, prefix, add_eos), dtype=np.int64)
     tail = np.asarray([tok.eos_token_id] if add_eos else [], dtype=np.int64)
     contexts = contexts or [""] * len(texts)
     seams = [split_seam(c, t) if c else ("", t) for c, t in zip(contexts, texts, strict=True)]
     with_context = [i for i, (c, _) in enumerate(seams) if c]
-    encoded = encode_many(tok, [c + t for c, t in seams] + [seams[i][0] for i in with_context])
+    joint = [c + t for c, t in seams]
+    encoded = encode_many(tok, joint + [seams[i][0] for i in with_context])
     context_ids = dict(zip(with_context, encoded[len(texts):], strict=True))
-    sequences, n_scored = [], []
-    for i, (ids, _) in enumerate(encoded[:len(texts)]):
+    out = Layout([], [], [], joint, len(tail))
+    for i, (ids, offsets) in enumerate(encoded[:len(texts)]):
         n_context = len(context_ids[i][0]) if i in context_ids else 0
         if n_context >= len(ids):
             raise PairsInputError(f"row {i // 2}: the {SIDES[i % 2]} sentence adds no token "
                                   "to its context (the joint encoding is no longer)")
         seq = np.concatenate([head, ids, tail])
-        sequences.append(seq)
-        n_scored.append(min(len(ids) - n_context + len(tail), len(seq) - 1))
-    return sequences, n_scored
+        out.sequences.append(seq)
+        out.n_scored.append(min(len(ids) - n_context + len(tail), len(seq) - 1))
+        out.offsets.append(offsets)
+    return out
+
+
+def sentence_tokens(texts: list[str], lm: Any, *, contexts: list[str] | None = None,
+                    max_length: int | None = None, stride: int | None = None,
+                    prefix: str | None = "bos", add_eos: bool = False
+                    ) -> list[list[tuple[str, float]]]:
+    """Each text cut into its scored tokens' pieces with their NLL (nats); text no
+    scored token holds (an unscored first token, whitespace the context's tokens took)
+    is a piece with NaN.  The pieces of a text join into the text; an EOS is left out."""
+    from .scorer import resolve_window, score
+
+    lm = as_loaded(lm)
+    max_length, stride = resolve_window(lm, max_length, stride)
+    options = dict(max_length=max_length, stride=stride, prefix=prefix, add_eos=add_eos)
+    if hasattr(lm, "make_forward") or contexts is None:
+        contexts = [""] * len(texts)
+    if hasattr(lm, "make_forward"):
+        laid = None
+    else:
+        laid = layout(texts, lm, contexts, prefix=prefix, add_eos=add_eos)
+        fits = [len(s) - 1 <= max_length for s in laid.sequences]
+        from .packed import PackedNLL
+
+        per_token = PackedNLL(lm).token_nlls(
+            laid.sequences, [n if f else 0 for n, f in zip(laid.n_scored, fits, strict=True)])
+    out = []
+    for i, text in enumerate(texts):
+        if laid is not None and fits[i]:
+            k = laid.n_scored[i] - laid.n_eos
+            spans = partition_offsets(laid.offsets[i], len(laid.joint[i]))
+            spans = spans[len(spans) - k:] - (len(laid.joint[i]) - len(text))
+            nll = per_token[i][:k]
+        else:
+            if contexts[i]:
+                raise PairsInputError(f"row {i // 2}: context + sentence does not fit "
+                                      f"max_length={max_length}")
+            result = score(text, lm, top_k=0, **options)
+            keep = ~result.is_eos
+            spans, nll = result.offsets[keep], result.surprisal[keep]
+        out.append(_pieces(text, np.clip(spans, 0, len(text)), nll))
+    return out
+
+
+def _pieces(text: str, spans: np.ndarray, nll: np.ndarray) -> list[tuple[str, float]]:
+    pieces, pos = [], 0
+    for (start, end), value in zip(spans.tolist(), nll.tolist(), strict=True):
+        if start > pos:
+            pieces.append((text[pos:start], math.nan))
+        pieces.append((text[max(start, pos):end], value))
+        pos = max(pos, end)
+    if pos < len(text):
+        pieces.append((text[pos:], math.nan))
+    return pieces
