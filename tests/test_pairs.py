@@ -217,3 +217,16 @@ def test_sentence_tokens_join_into_the_text_and_sum_to_the_totals(tiny_llama, op
         eos = score(text, tiny_llama, top_k=0, **options).surprisal[-1] \
             if options.get("add_eos") else 0.0
         assert sum(scored) + eos == pytest.approx(total, rel=1e-6, abs=1e-4)
+
+
+def test_eager_attention_reads_the_same_block_mask(tiny_lm):
+    from ppl_widget import load_model
+
+    model = copy.deepcopy(tiny_lm.model)
+    model.set_attn_implementation("eager")
+    eager = load_model((model, tiny_lm.tokenizer), device="cpu", dtype="float32")
+    pairs = PAIRS[:3] * 2  # shorter and longer sentences share rows
+    df = score_pairs(pairs, eager)
+    for text, nll in zip(df["bad"], df["bad_nll"], strict=True):
+        total = score(text, tiny_lm, top_k=0).metrics()["total_nll"]
+        assert nll == pytest.approx(total, rel=1e-7, abs=1e-5)
