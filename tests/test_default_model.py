@@ -29,9 +29,9 @@ def test_default_model_scores_english_sensibly(default_lm):
 
 
 def test_second_load_uses_the_converted_cache(default_lm, monkeypatch):
-    from ppl_widget.scoring import models
+    from ppl_widget.scoring import gguf, models
 
-    cached = models._gguf_cache_dir(models.default_gguf_path())
+    cached = gguf.gguf_cache_dir(gguf.default_gguf_path())
     assert (cached / "config.json").is_file()
     assert any(cached.glob("*.safetensors"))
 
