@@ -12,6 +12,7 @@ from typing import Any
 
 from .devices import resolve_device, resolve_dtype
 from .gguf import DEFAULT_MODEL_NAME, default_gguf_path, load_gguf
+from .load_progress import LoadProgress
 from .model_errors import ModelLoadError, ModelSettingError, ModelTypeError, one_line
 from .model_sources import load_pretrained
 
@@ -77,7 +78,8 @@ def check_causal(model: Any) -> None:
 
 
 def load_model(spec: Any = None, *, device: str | Any = "auto", dtype: str | Any = "auto",
-               trust_remote_code: bool = False, device_map: Any = None) -> LoadedModel:
+               trust_remote_code: bool = False, device_map: Any = None,
+               progress: LoadProgress | None = None) -> LoadedModel:
     """Load a causal LM and its tokenizer for scoring.
 
     ``spec``: ``None`` (the embedded SmolLM2-135M-Instruct), a Hub id or local
@@ -93,9 +95,13 @@ def load_model(spec: Any = None, *, device: str | Any = "auto", dtype: str | Any
 
     ``device_map`` (e.g. ``"auto"``, needs accelerate): a model id or directory too
     large for one GPU is spread over the visible GPUs (and CPU) by transformers.
+
+    ``progress(note, fraction)`` hears about a first-time preparation (the default model
+    or a ``.gguf`` dequantized into the cache, ~20 s): the note to show and 0.0 .. 1.0.
+    Later loads print nothing and call it not at all.
     """
     try:
-        return _load_model(spec, device, dtype, trust_remote_code, device_map)
+        return _load_model(spec, device, dtype, trust_remote_code, device_map, progress)
     except ModelLoadError:
         raise
     except Exception as exc:  # anything else from transformers or torch, in one line
@@ -105,8 +111,8 @@ def load_model(spec: Any = None, *, device: str | Any = "auto", dtype: str | Any
         raise ModelLoadError(f"could not load {what}: {one_line(exc)}") from exc
 
 
-def _load_model(spec: Any, device: str | Any, dtype: str | Any,
-                trust_remote_code: bool, device_map: Any = None) -> LoadedModel:
+def _load_model(spec: Any, device: str | Any, dtype: str | Any, trust_remote_code: bool,
+                device_map: Any = None, progress: LoadProgress | None = None) -> LoadedModel:
     if isinstance(spec, LoadedModel):
         return spec
     if device is not None and device != "auto":
@@ -117,7 +123,7 @@ def _load_model(spec: Any, device: str | Any, dtype: str | Any,
         raise ModelSettingError("device_map= needs a model id or a model directory (it is "
                                 "applied while the weights load)")
     if spec is None:
-        model, tokenizer = load_gguf(default_gguf_path())
+        model, tokenizer = load_gguf(default_gguf_path(), progress)
         name = DEFAULT_MODEL_NAME
     elif isinstance(spec, tuple | list) and len(spec) == 2:
         model, tokenizer = spec
@@ -129,7 +135,7 @@ def _load_model(spec: Any, device: str | Any, dtype: str | Any,
             gguf = Path(spec).expanduser()
             if not gguf.is_file():
                 raise ModelLoadError(f"model not found: no GGUF file at {spec!r}")
-            model, tokenizer = load_gguf(gguf)
+            model, tokenizer = load_gguf(gguf, progress)
             name = gguf.stem
         else:
             kwargs: dict[str, Any] = {}
@@ -167,25 +173,26 @@ _load_lock = threading.Lock()  # loads run one at a time: transformers' lazy imp
 _loaded_by_spec: weakref.WeakValueDictionary[str, LoadedModel] = weakref.WeakValueDictionary()
 
 
-def as_loaded(lm: Any) -> Any:
+def as_loaded(lm: Any, progress: LoadProgress | None = None) -> Any:
     """Anything ``load_model`` takes, as something the scorer can use.  ``None`` is the
     embedded default model, loaded once per process; a model id or path is loaded once
     while anyone holds it.  Concurrent callers (several widgets started at once, a
-    notebook's Run All) wait for that one load and share it."""
+    notebook's Run All) wait for that one load and share it.  ``progress``: as for
+    ``load_model`` (the caller that starts the load hears it)."""
     global _default_model
     if isinstance(lm, LoadedModel) or hasattr(lm, "make_forward"):  # e.g. an NGramModel
         return lm
     if lm is None:
         with _load_lock:
             if _default_model is None:
-                _default_model = load_model(None)
+                _default_model = load_model(None, progress=progress)
             return _default_model
     if isinstance(lm, str | os.PathLike):
         key = os.fspath(lm)
         with _load_lock:
             loaded = _loaded_by_spec.get(key)
             if loaded is None:
-                loaded = load_model(lm)
+                loaded = load_model(lm, progress=progress)
                 _loaded_by_spec[key] = loaded
             return loaded
-    return load_model(lm)
+    return load_model(lm, progress=progress)
