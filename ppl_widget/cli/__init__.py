@@ -1,5 +1,5 @@
 """The command line ``ppl-widget`` (also ``python -m ppl_widget``): ``main`` and its parser.
-One subcommand a file (``score.py``, ``corpus.py``); the options they share: ``options.py``.
+One subcommand a file (``score.py``, ``corpus.py``, ``cache.py``); shared options: ``options.py``.
 """
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from . import corpus, score
+from . import cache, corpus, score
 from .options import add_score_options, check_counts  # noqa: F401  (importable from here)
 from .score import format_metrics  # noqa: F401  (importable from here)
 from .score import run as run_score  # noqa: F401  (importable from here)
@@ -21,12 +21,13 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
     score.add_parser(sub)
     corpus.add_parser(sub)
+    cache.add_parser(sub)
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    run = corpus.run if args.command == "score-corpus" else score.run
+    run = {"score": score.run, "score-corpus": corpus.run, "cache": cache.run}[args.command]
     try:
         return run(args, sys.stdout, sys.stderr)
     except (ValueError, TypeError, OSError, RuntimeError) as exc:
