@@ -79,6 +79,19 @@ def test_corpus_without_pyarrow_fails_before_scoring(tmp_path, without):
         CorpusResults(tmp_path / "out.parquet")
 
 
+def test_score_corpus_command_without_pyarrow(tmp_path, without, capsys):
+    from ppl_widget.cli import main
+
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "a.txt").write_text("text")
+    without("pyarrow")
+    assert main(["score-corpus", str(tmp_path / "docs"), "--out",
+                 str(tmp_path / "out.parquet")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("ppl-widget: error: ") and 'pip install "ppl-widget[corpus]"' in err
+    assert "Traceback" not in err
+
+
 def test_saved_dataset_without_datasets(tmp_path, without):
     from ppl_widget.scoring.corpus_input import open_documents
 
