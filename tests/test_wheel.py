@@ -4,8 +4,8 @@ archives must leave the junk out), carry only what a user needs, and the wheel,
 installed into a fresh virtual environment beside CPU torch and the default model only,
 runs the quickstart notebook's cells (widget to done, chart, export, %%surprisal).
 
-Slow (about 3 minutes; pip's cache makes reruns faster), so it runs once, in the full
-suite (scripts/test.sh, CI); ``-m "not wheel"`` leaves it out.
+Slow (4.6 min measured on a 2-core machine shared with other jobs, pip's cache warm), so
+it runs once, in the full suite (scripts/test.sh, CI); ``-m "not wheel"`` leaves it out.
 """
 
 from __future__ import annotations
