@@ -4,7 +4,7 @@ archives must leave the junk out), carry only what a user needs, and the wheel,
 installed into a fresh virtual environment beside CPU torch and the default model only,
 runs the quickstart notebook's cells (widget to done, chart, export, %%surprisal).
 
-Slow (4.6 min measured on a 2-core machine shared with other jobs, pip's cache warm), so
+Slow (3 to 4.6 min measured on a 2-core machine shared with other jobs, pip's cache warm), so
 it runs once, in the full suite (scripts/test.sh, CI); ``-m "not wheel"`` leaves it out.
 """
 
