@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from ..core.extras import MissingExtraError
 from . import cache, corpus, score
 from .options import add_score_options, check_counts  # noqa: F401  (importable from here)
 from .score import format_metrics  # noqa: F401  (importable from here)
@@ -30,6 +31,6 @@ def main(argv: list[str] | None = None) -> int:
     run = {"score": score.run, "score-corpus": corpus.run, "cache": cache.run}[args.command]
     try:
         return run(args, sys.stdout, sys.stderr)
-    except (ValueError, TypeError, OSError, RuntimeError) as exc:
+    except (ValueError, TypeError, OSError, RuntimeError, MissingExtraError) as exc:
         sys.stderr.write(f"ppl-widget: error: {exc}\n")
         return 2
