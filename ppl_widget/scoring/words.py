@@ -22,7 +22,7 @@ ADDED = ("surprisal", "surprisal_bits", "n_tokens", "surprisal_corrected",
          "surprisal_corrected_bits")
 
 
-def score_words(words: Sequence[str] | pd.DataFrame, lm: Any = None, *,
+def score_words(words: Sequence[str] | pd.DataFrame, /, lm: Any = None, *,
                 by: str | Sequence[str] | None = None, sep: str = " ",
                 bow_correction: bool = False, **score_options: Any) -> pd.DataFrame:
     """Surprisal of every word of ``words``, one row per word, in the input order.
