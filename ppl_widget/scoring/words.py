@@ -50,6 +50,7 @@ def score_words(words: Sequence[str] | pd.DataFrame, /, lm: Any = None, *,
     if score_options.get("prefix", "bos") is None:
         raise WordListError("score_words scores every token of every word; prefix=None would "
                             "leave the first word's first token unscored")
+    score_options.setdefault("top_k", 0)  # no column shows alternatives: skip them
     frame = _as_frame(words)
     keys = _group_keys(frame, by)
     clash = [c for c in ADDED if c in frame.columns]
