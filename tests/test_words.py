@@ -260,3 +260,14 @@ def test_default_model_matches_brute_force(default_lm):
         np.testing.assert_array_equal(mine["surprisal_corrected"], ref["surprisal_corrected"])
     assert (out["n_tokens"] > 1).any()
     check_conservation(out)
+
+
+@pytest.mark.default_model
+def test_default_model_the_docs_boundary_example(default_lm):
+    """docs/words.md: "intotheroom" is int · othe · room; "the" gets no token."""
+    out = score_words(["in", "to", "the", "room"], default_lm, sep="")
+    assert out["n_tokens"].tolist() == [1, 1, 0, 1]
+    per, n, _ = brute_words(default_lm, ["in", "to", "the", "room"], sep="",
+                            max_length=128, stride=64)
+    np.testing.assert_allclose(out["surprisal"], per, atol=2e-3, rtol=1e-4)
+    np.testing.assert_allclose(out["surprisal"], [11.111, 8.879, 0.0, 13.593], atol=2e-3)

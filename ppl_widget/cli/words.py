@@ -4,9 +4,12 @@ word list (one word a row, a ``word`` column), written back as CSV with the file
 from __future__ import annotations
 
 import argparse
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from .options import add_score_options, check_counts
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -29,7 +32,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     add_score_options(p)
 
 
-def read_word_list(path: str):  # -> pandas.DataFrame (pandas imported on use)
+def read_word_list(path: str) -> pd.DataFrame:
     """Every cell as its text (``'NA'``, ``'null'`` and ``'1990'`` stay words); rows are
     labelled by their line in the file (the header is line 1).  A row whose field count
     is not the header's is an error (pandas would shift or drop its cells)."""
