@@ -34,6 +34,8 @@ _LAZY = {
     "score_corpus": "ppl_widget.scoring.corpus:score_corpus",
     "open_corpus": "ppl_widget.core.corpus:open_corpus",
     "CorpusResults": "ppl_widget.core.corpus:CorpusResults",
+    "score_words": "ppl_widget.scoring.words:score_words",
+    "WordListError": "ppl_widget.core.word_list:WordListError",
 }
 
 __all__ = [
