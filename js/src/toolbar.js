@@ -101,14 +101,23 @@ export class ProgressRow {
     this.el = h("div", { class: "pplw-progress" }, this.status, this.bar, this.text, this.cancel);
   }
 
-  /** status: trait value; progress: {done, total, tokens_per_s, eta_s, elapsed_s} or null. */
-  update(status, progress, shown) {
+  /** status: trait value; progress: {done, total, tokens_per_s, eta_s, elapsed_s} or null;
+   * loading: {message, fraction} of a first-time model preparation, or null. */
+  update(status, progress, shown, loading) {
     const scoring = status === "scoring";
     const st = /^[a-z]+$/.test(status || "") ? status : "idle";
     setText(this.status, st);
     this.status.className = `pplw-status pplw-status-${st}`;
     // "loading" (model being loaded) can be cancelled too: the run stops before scoring
     this.cancel.disabled = !(scoring || st === "loading");
+    if (st === "loading" && loading && loading.message) {
+      const frac = Math.min(1, Math.max(0, loading.fraction || 0));
+      this.fill.style.width = `${(frac * 100).toFixed(1)}%`;
+      this.bar.setAttribute("aria-valuenow", String(Math.round(frac * 100)));
+      this.el.classList.remove("pplw-scoring");
+      setText(this.text, `${loading.message} · ${Math.round(frac * 100)}%`);
+      return;
+    }
     const p = progress || {};
     const total = p.total > 0 ? p.total : 0;
     const done = p.done != null ? p.done : shown;

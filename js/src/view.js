@@ -12,6 +12,7 @@ import {
   MSG_CHUNK,
   MSG_DONE,
   MSG_ERROR,
+  MSG_LOADING,
   MSG_REPLAY,
   MSG_RESET,
   MSG_SETTINGS_ERROR,
@@ -342,6 +343,11 @@ export class PplView {
           this.settings.showError(String(msg.field || ""), msg.message == null ? "invalid value" : String(msg.message));
           return;
         }
+        case MSG_LOADING: {
+          // a first-time model preparation: the progress row shows it while status is loading
+          this.loading = { message: String(msg.message || ""), fraction: Number(msg.fraction) || 0 };
+          break;
+        }
         case MSG_ERROR: {
           if (store.classify(msg.run_id) === "stale") return;
           store.error = msg.message == null ? "error" : String(msg.message);
@@ -446,7 +452,7 @@ export class PplView {
       if (status !== STATUS_SCORING) setText(this.settings.msg, "");
     }
     this.root.classList.toggle("pplw-live", status === STATUS_SCORING);
-    this.progress.update(status, store.progress, store.length);
+    this.progress.update(status, store.progress, store.length, this.loading);
 
     let state = "empty";
     let metrics = null;

@@ -9,6 +9,7 @@ import sys
 from typing import TextIO
 
 from ..core.metrics import METRIC_KEYS
+from .load_bar import LoadBar
 from .options import add_score_options, check_counts
 
 
@@ -86,8 +87,11 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
     check_counts(args)
     text = _read_text(args.file, args.encoding)
-    err.write("loading model...\n")
-    lm = load_model(args.model, device=args.device, dtype=args.dtype)
+    bar = LoadBar(err)  # a first-time preparation draws one line; a cached model none
+    try:
+        lm = load_model(args.model, device=args.device, dtype=args.dtype, progress=bar)
+    finally:
+        bar.close()
     last = None
     try:
         for last in stream(text, lm, max_length=args.max_length, stride=args.stride,

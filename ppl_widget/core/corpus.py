@@ -24,6 +24,7 @@ from typing import Any
 
 import numpy as np
 
+from .extras import require
 from .metrics import METRIC_KEYS, summarize
 from .result import TOKEN_ARRAYS, ScoreResult
 
@@ -152,7 +153,7 @@ class CorpusResults(Mapping):
     """
 
     def __init__(self, path: str | os.PathLike):
-        import pyarrow.parquet as pq
+        pq = require("pyarrow.parquet", "reading a scored corpus (a Parquet file)")
 
         self.path = os.fspath(path)
         if not os.path.isfile(self.path):

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from .extras import MissingExtraError, require
 from .metrics import LN2
 from .sentences import SentenceSpec, line_spans, paragraph_spans, sentence_spans
 from .text_units import WordSpec, whitespace_mask, word_spans  # noqa: F401  (word_spans: public)
@@ -147,11 +148,10 @@ def _add_log_freq(frame: pd.DataFrame, language: str, *, required: bool) -> None
     """Zipf frequency (log10 per billion words, wordfreq) of each word, as psycholinguists
     put it beside surprisal; 0 for words wordfreq does not know."""
     try:
-        from wordfreq import zipf_frequency
-    except ImportError as exc:
+        zipf_frequency = require("wordfreq", "log_freq").zipf_frequency
+    except MissingExtraError:
         if required:
-            raise ImportError("log_freq needs wordfreq: pip install 'ppl-widget[analysis]'") \
-                from exc
+            raise
         return
     cache: dict[str, float] = {}
     for word in frame["text"].unique():

@@ -51,11 +51,8 @@ def line_spans(text: str) -> np.ndarray:
 
 @lru_cache(maxsize=4)
 def _segmenter(language: str):  # noqa: ANN202 - pysbd is imported lazily
-    try:
-        import pysbd
-    except ImportError as exc:  # pragma: no cover - pysbd is a dependency of [analysis]
-        raise ImportError("sentence level needs pysbd: pip install 'ppl-widget[analysis]' "
-                          "(or pass sentences= a regex or a callable)") from exc
+    import pysbd  # a dependency of the package itself: the widget's sentence level needs it
+
     return pysbd.Segmenter(language=language, clean=False)
 
 

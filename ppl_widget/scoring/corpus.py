@@ -35,6 +35,7 @@ from ..core.corpus import (
     results_table,
     write_table,
 )
+from ..core.extras import require
 from ..core.result import TOKEN_ARRAYS, ScoreResult
 from ..core.text_units import DEFAULT_WORD_PATTERN, WordSpec
 from ..core.validation import as_count
@@ -88,6 +89,7 @@ def score_corpus(source: Any, out: str | os.PathLike, lm: Any = None, *,
     Returns ``open_corpus(out)``.  Under torchrun each rank scores its share.
     """
     out = os.fspath(out)
+    require("pyarrow.parquet", "score_corpus (it writes Parquet)")  # before any scoring
     flush_docs = as_count("flush_docs", flush_docs, minimum=1, rule="a positive integer")
     ranks, device = distributed.init(device)
     try:

@@ -11,6 +11,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from ..core.extras import require
+
 _DATASET_MARKERS = ("dataset_info.json", "state.json", "dataset_dict.json")
 
 
@@ -107,10 +109,9 @@ def _record(line: bytes, path: Path, lineno: int | None) -> dict:
 
 
 def _dataset(path: Path, text_field: str, id_field: str | None, split: str | None) -> Documents:
-    from datasets import DatasetDict, load_from_disk
-
-    ds: Any = load_from_disk(str(path))
-    if isinstance(ds, DatasetDict):
+    datasets = require("datasets", "reading a saved Hugging Face dataset")
+    ds: Any = datasets.load_from_disk(str(path))
+    if isinstance(ds, datasets.DatasetDict):
         if split is None:
             if len(ds) != 1:
                 raise ValueError(f"{path} holds the splits {sorted(ds)}; choose one with "

@@ -22,7 +22,10 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+from ..core.extras import MissingExtraError, require
+
 log = logging.getLogger(__name__)
+_MISSING_TOLD: list[bool] = []  # vl-convert's absence, once per process
 
 NAME = "ppl_widget"
 VEGALITE_MIME = "application/vnd.vegalite.v5+json"
@@ -36,9 +39,12 @@ def render(spec: dict[str, Any], **metadata: Any) -> tuple[dict[str, Any], dict[
     bundle: dict[str, Any] = {VEGALITE_MIME: spec,
                               "text/plain": "<Altair chart: drawn offline by ppl_widget>"}
     try:
-        import vl_convert as vlc
-
+        vlc = require("vl_convert", "the chart's static SVG copy (nbconvert, HTML previews)")
         bundle["image/svg+xml"] = vlc.vegalite_to_svg(spec, vl_version=VL_VERSION)
+    except MissingExtraError as exc:  # said once: every chart would say it again
+        if not _MISSING_TOLD:
+            _MISSING_TOLD.append(True)
+            log.warning("ppl-widget: charts draw live; %s", exc)
     except Exception as exc:  # the live view still draws; only the static copy is missing
         log.warning("ppl-widget: no static SVG copy of the chart (%s)", exc)
     return bundle, {}

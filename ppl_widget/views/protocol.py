@@ -21,6 +21,9 @@ Kernel -> front end (custom messages, ``widget.send(content, buffers)``):
 ``done``   the run ended (finished, cancelled or failed).
     {type, run_id, partial, metrics}
     ``metrics`` is ``ScoreResult.metrics()`` of what was scored (``final_metrics``).
+``loading``  the model is being prepared for the first time (status "loading"): the
+    note to show and how far it is, 0.0 .. 1.0.  Later loads send none.
+    {type, run_id, message, fraction}
 ``error``  scoring failed; what was scored so far stays.
     {type, run_id, message}
 ``settings_error``  a control's value was rejected (score()'s rule and message);
@@ -64,6 +67,7 @@ MSG_RESET: Final = "reset"
 MSG_CHUNK: Final = "chunk"
 MSG_DONE: Final = "done"
 MSG_ERROR: Final = "error"
+MSG_LOADING: Final = "loading"
 MSG_SETTINGS_ERROR: Final = "settings_error"
 MSG_CANCEL: Final = "cancel"
 MSG_REPLAY: Final = "replay"
@@ -164,6 +168,11 @@ def chunk_message(start: int, arrays: dict[str, np.ndarray], vocab: dict[int, st
 def done_message(payload: dict[str, Any]) -> dict[str, Any]:
     """The ``done`` message of a run whose ``result_data`` is ``payload``."""
     return {"type": MSG_DONE, "partial": payload["partial"], "metrics": payload["metrics"]}
+
+
+def loading_message(note: str, fraction: float) -> dict[str, Any]:
+    """A first-time model preparation's progress (``load_model``'s ``progress=``)."""
+    return {"type": MSG_LOADING, "message": note, "fraction": float(fraction)}
 
 
 def error_message(message: str) -> dict[str, Any]:

@@ -157,8 +157,9 @@ class PerplexityWidget(StaticPageOutput, PerplexityTraits):
     # ---- scoring thread (a LiveRun) ----------------------------------------
     def _score(self, run_id: int, cancel: threading.Event, edited: bool) -> str | None:
         if self._lm is None:
-            self.status = "loading"
-            self._lm = as_loaded(self._model_spec)
+            self.status = "loading"  # a first-time preparation also says how far it is
+            self._lm = as_loaded(self._model_spec, progress=lambda note, fraction: self._send_run(
+                run_id, (P.loading_message(note, fraction), None)))
         self.status = "scoring"
         text = self.text  # read once: an edit while starting is the next run's
         # an edited text keeps the windows before the edit (scoring/incremental.py)

@@ -1,0 +1,72 @@
+import assert from "node:assert/strict";
+import test from "node:test";
+
+// The smallest DOM ProgressRow needs (node has none).
+function fakeElement(tag) {
+  const el = {
+    tag,
+    children: [],
+    attributes: {},
+    style: {},
+    className: "",
+    textContent: "",
+    disabled: false,
+    classList: {
+      set: new Set(),
+      toggle(c, on) {
+        if (on) this.set.add(c);
+        else this.set.delete(c);
+      },
+      remove(c) {
+        this.set.delete(c);
+      },
+      add(c) {
+        this.set.add(c);
+      },
+      contains(c) {
+        return this.set.has(c);
+      },
+    },
+    appendChild(c) {
+      el.children.push(c);
+      return c;
+    },
+    append(...cs) {
+      el.children.push(...cs);
+    },
+    setAttribute(k, v) {
+      el.attributes[k] = String(v);
+    },
+    addEventListener() {},
+  };
+  return el;
+}
+globalThis.document = {
+  createElement: fakeElement,
+  createTextNode: (text) => ({ textContent: text }),
+};
+
+const { ProgressRow } = await import("../src/toolbar.js");
+
+test("a first-time model preparation shows its note and how far it is", () => {
+  const row = new ProgressRow(() => {});
+  const note = "preparing the model, first time only, ~20 s";
+  row.update("loading", null, 0, { message: note, fraction: 0.42 });
+  assert.equal(row.status.textContent, "loading");
+  assert.equal(row.text.textContent, `${note} · 42%`);
+  assert.equal(row.fill.style.width, "42.0%");
+  assert.equal(row.bar.attributes["aria-valuenow"], "42");
+  assert.equal(row.cancel.disabled, false);
+  // once scoring starts, the note gives way to the token progress
+  row.update("scoring", { done: 3, total: 10 }, 3, { message: note, fraction: 1 });
+  assert.equal(row.text.textContent, "3 / 10 tokens");
+  assert.equal(row.fill.style.width, "30.0%");
+});
+
+test("a load with nothing to prepare shows the plain status", () => {
+  const row = new ProgressRow(() => {});
+  row.update("loading", null, 0, undefined);
+  assert.equal(row.status.textContent, "loading");
+  assert.equal(row.text.textContent, "");
+  assert.equal(row.fill.style.width, "0.0%");
+});

@@ -1,0 +1,36 @@
+"""``ppl-widget cache [--clear]``: what the converted-model cache holds, or empty it."""
+
+from __future__ import annotations
+
+import argparse
+from typing import TextIO
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "cache", help="list the converted-model cache (--clear: remove it)",
+        description="The embedded model is dequantized once and kept as an fp32 copy "
+        "(about 0.5 GB) in $PPL_WIDGET_CACHE, else $XDG_CACHE_HOME/ppl_widget "
+        "(~/.cache/ppl_widget), keyed by the GGUF file's content so every environment "
+        "shares it. Lists one line per entry: model, source, size, path.")
+    p.add_argument("--clear", action="store_true",
+                   help="remove every cached copy (the next load prepares it again, ~20 s)")
+
+
+def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from ..scoring.model_cache import cache_entries, cache_root, clear_cache
+
+    root = cache_root()
+    entries = clear_cache() if args.clear else cache_entries()
+    verb = "removed " if args.clear else ""
+    for e in entries:
+        out.write(f"{verb}{e.model}  {e.source}  {e.size_mb:,.1f} MB  {e.path}\n")
+    total = sum(e.size_bytes for e in entries) / 1e6
+    noun = "entry" if len(entries) == 1 else "entries"
+    if not entries:
+        out.write(f"nothing cached in {root}\n")
+    elif args.clear:
+        out.write(f"removed {len(entries)} {noun}, {total:,.1f} MB in all, from {root}\n")
+    else:
+        out.write(f"total {total:,.1f} MB in {len(entries)} {noun} in {root}\n")
+    return 0

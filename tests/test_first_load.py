@@ -1,0 +1,146 @@
+"""The first load says what it does (issue 23): one progress line while a GGUF is
+prepared for the first time, nothing on later loads.  A fake conversion (the tiny GPT-2
+standing in for the dequantized model) keeps these fast; test_default_model.py does it
+once for real."""
+
+from __future__ import annotations
+
+import io
+import time
+
+import pytest
+
+from ppl_widget.cli.load_bar import LoadBar
+from ppl_widget.scoring.load_progress import FIRST_LOAD_NOTE, StepProgress
+
+
+def test_step_progress_rises_to_one_only_at_a_clean_end():
+    seen: list[tuple[str, float]] = []
+    with StepProgress(lambda n, f: seen.append((n, f)), (0.05, 0.05), interval_s=0.01) as steps:
+        time.sleep(0.1)
+        assert 0 < steps.fraction() < 0.5  # inside the first step, never past its end
+        steps.next_step()
+        time.sleep(0.05)
+    fractions = [f for _, f in seen]
+    assert fractions[0] == 0.0 and fractions[-1] == 1.0
+    assert fractions == sorted(set(fractions))  # rising, each whole percent once
+    assert fractions.count(1.0) == 1 and {n for n, _ in seen} == {FIRST_LOAD_NOTE}
+
+    failed: list[float] = []
+    with pytest.raises(KeyError), StepProgress(lambda n, f: failed.append(f), (1.0,)):
+        raise KeyError("x")
+    assert 1.0 not in failed
+
+
+def test_a_failing_display_does_not_stop_the_load():
+    def broken(note, fraction):
+        raise RuntimeError("widget closed")
+
+    with StepProgress(broken, (0.01,), interval_s=0.005):
+        time.sleep(0.03)
+
+
+def test_the_cli_bar_is_one_line():
+    err = io.StringIO()
+    bar = LoadBar(err, width=10)
+    for f in (0.0, 0.5, 1.0):
+        bar(FIRST_LOAD_NOTE, f)
+    bar.close()
+    text = err.getvalue()
+    assert text.count("\n") == 1 and text.endswith("\n")
+    assert text.split("\r")[-1] == f"{FIRST_LOAD_NOTE} [##########] 100%\n"
+    assert f"{FIRST_LOAD_NOTE} [#####.....]  50%" in text
+    cut = io.StringIO()
+    bar = LoadBar(cut)
+    bar(FIRST_LOAD_NOTE, 0.3)
+    bar.close()  # a failed preparation: the error that follows starts on its own line
+    assert cut.getvalue().endswith("%\n")
+
+
+@pytest.fixture
+def fake_gguf(tmp_path, monkeypatch, tiny_gpt2):
+    """A GGUF file whose 'conversion' yields the tiny GPT-2 (the cache read is real)."""
+    pytest.importorskip("torch")
+    import copy
+
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    monkeypatch.setenv("PPL_WIDGET_CACHE", str(tmp_path / "cache"))
+    gguf = tmp_path / "Tiny.gguf"
+    gguf.write_bytes(b"GGUF\x03\x00\x00\x00 stand-in")
+    conversions = []
+    real_model, real_tok = AutoModelForCausalLM.from_pretrained, AutoTokenizer.from_pretrained
+
+    def model_from(path, *args, **kwargs):
+        if "gguf_file" in kwargs:
+            conversions.append(path)
+            return copy.deepcopy(tiny_gpt2.model)
+        return real_model(path, *args, **kwargs)
+
+    def tokenizer_from(path, *args, **kwargs):
+        if "gguf_file" in kwargs:
+            return tiny_gpt2.tokenizer
+        return real_tok(path, *args, **kwargs)
+
+    monkeypatch.setattr(AutoModelForCausalLM, "from_pretrained", model_from)
+    monkeypatch.setattr(AutoTokenizer, "from_pretrained", tokenizer_from)
+    return gguf, conversions
+
+
+def test_the_first_load_reports_and_later_loads_do_not(fake_gguf, tmp_path, capfd):
+    import torch
+
+    from ppl_widget import load_model
+    from ppl_widget.scoring import model_cache
+
+    gguf, conversions = fake_gguf
+    seen: list[tuple[str, float]] = []
+    capfd.readouterr()
+    first = load_model(str(gguf), device="cpu", progress=lambda n, f: seen.append((n, f)))
+    assert conversions == [gguf.parent]
+    assert seen[0] == (FIRST_LOAD_NOTE, 0.0) and seen[-1] == (FIRST_LOAD_NOTE, 1.0)
+    entry, = model_cache.cache_entries()
+    assert entry.model == "Tiny" and entry.source == str(gguf)
+    assert entry.path == model_cache.converted_dir(gguf)
+
+    later: list[tuple[str, float]] = []
+    again = load_model(str(gguf), device="cpu", progress=lambda n, f: later.append((n, f)))
+    assert later == [] and conversions == [gguf.parent]  # read from the cache
+    out, err = capfd.readouterr()
+    assert out == "" and err == "", err  # neither load printed anything of its own
+    ids = torch.tensor([[1, 2, 3, 4]])
+    with torch.no_grad():
+        torch.testing.assert_close(first.model(ids).logits, again.model(ids).logits)
+
+    # another environment's copy of the same file: the same converted copy, no conversion
+    moved = tmp_path / "env2" / "Tiny.gguf"
+    moved.parent.mkdir()
+    moved.write_bytes(gguf.read_bytes())
+    load_model(str(moved), device="cpu", progress=lambda n, f: later.append((n, f)))
+    assert later == [] and conversions == [gguf.parent]
+
+
+def test_the_widget_shows_the_first_load(monkeypatch, sent, tiny_gpt2):
+    pytest.importorskip("anywidget")
+    from ppl_widget.views import protocol as P
+    from ppl_widget.views import widget as widget_module
+
+    statuses = []
+
+    def preparing(spec, progress=None):
+        for f in (0.0, 0.4, 1.0):
+            statuses.append(w.status)
+            progress(FIRST_LOAD_NOTE, f)
+        return tiny_gpt2
+
+    monkeypatch.setattr(widget_module, "as_loaded", preparing)
+    w = widget_module.PerplexityWidget("The cat sat.", "some/model", autostart=False)
+    w.start()
+    w.wait()
+    assert statuses == ["loading"] * 3 and w.status == "done"
+    types = [c["type"] for c, _ in sent]
+    loading = [c for c, _ in sent if c["type"] == P.MSG_LOADING]
+    assert types[:3] == [P.MSG_LOADING] * 3 and types[3] == P.MSG_RESET
+    assert [(c["message"], c["fraction"]) for c in loading] == [
+        (FIRST_LOAD_NOTE, 0.0), (FIRST_LOAD_NOTE, 0.4), (FIRST_LOAD_NOTE, 1.0)]
+    assert {c["run_id"] for c, _ in sent} == {sent[-1][0]["run_id"]}

