@@ -98,12 +98,13 @@ def sentence_nlls(texts: list[str], lm: Any, *, contexts: list[str] | None = Non
     laid = layout(texts, lm, contexts, prefix=prefix, add_eos=add_eos)
     sequences, n_scored = laid.sequences, list(laid.n_scored)
     too_long = [i for i, s in enumerate(sequences) if len(s) - 1 > max_length]
-    for i in too_long:  # longer than one window: score()'s windows
+    for i in too_long:  # checked before anything is scored
         if contexts is not None and contexts[i]:
             raise PairsInputError(
                 f"row {i // 2}: context + {SIDES[i % 2]} sentence is {len(sequences[i]) - 1} "
                 f"tokens, more than max_length={max_length}; pass a larger max_length or "
                 "a shorter context")
+    for i in too_long:  # longer than one window: score()'s windows
         nll[i], tokens[i] = _score_one(score(texts[i], lm, top_k=0, **options))
         n_scored[i] = 0  # not packed
     from .packed import PackedNLL
