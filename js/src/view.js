@@ -1,6 +1,6 @@
 // One rendered view of the widget: wires model, store, DOM pieces together.
 
-import { MODES, modePalette, NBINS, rampFor, rgbCss, tokenBin, UNIT_MODES, unitBin } from "./colors.js";
+import { MODES, modePalette, rampFor, tokenBin, UNIT_MODES, unitBin } from "./colors.js";
 import { decodeChunk, decodeResult, decodeUnitSpans } from "./decode.js";
 import { TextEditor } from "./editor.js";
 import { UnitStats } from "./levels.js";
@@ -34,7 +34,9 @@ import {
   TRAIT_STRIDE,
   TRAIT_TEXT,
 } from "./protocol.js";
+import { FrameScheduler, ModelListeners } from "./lifecycle.js";
 import { TextView } from "./render.js";
+import { detectTheme, setPaletteVars, setThemeClass, watchTheme } from "./theme.js";
 import { TokenStore } from "./store.js";
 import { ProgressRow, Toolbar } from "./toolbar.js";
 import { tokenDetails, Tooltip, unitDetails } from "./tooltip.js";
@@ -58,29 +60,13 @@ export function normaliseMetrics(m) {
   return out;
 }
 
-/** "light" or "dark" for the surroundings of el (JupyterLab, else computed, else OS). */
-export function detectTheme(el) {
-  const body = el.ownerDocument.body;
-  const flag = body && body.getAttribute("data-jp-theme-light");
-  if (flag === "true") return "light";
-  if (flag === "false") return "dark";
-  for (let n = el; n && n.nodeType === 1; n = n.parentElement) {
-    const m = /rgba?\(([\d.]+),\s*([\d.]+),\s*([\d.]+)(?:,\s*([\d.]+))?\)/.exec(getComputedStyle(n).backgroundColor);
-    if (m && (m[4] === undefined || Number(m[4]) > 0.5)) {
-      const lum = (0.2126 * m[1] + 0.7152 * m[2] + 0.0722 * m[3]) / 255;
-      return lum < 0.5 ? "dark" : "light";
-    }
-  }
-  return window.matchMedia && window.matchMedia("(prefers-color-scheme: dark)").matches ? "dark" : "light";
-}
-
 export class PplView {
   constructor(model, el) {
     this.model = model;
     this.el = el;
     this.id = ++viewCounter;
     this.store = new TokenStore();
-    this.raf = 0;
+    this.frame = new FrameScheduler(() => this._flush());
     this.dirty = { recolorFrom: null };
     this.viewRunId = undefined;
     this.viewText = null;
@@ -90,7 +76,7 @@ export class PplView {
     this.selection = null;
     this.selOffsets = null; // selected UTF-16 range of the text
     this.selLength = -1;
-    this.listeners = [];
+    this.listeners = new ModelListeners(model);
 
     const m0 = model.get(TRAIT_COLOR_MODE);
     this.mode = MODES.includes(m0) ? m0 : "surprisal";
@@ -166,8 +152,7 @@ export class PplView {
     if (theme === this.theme) return;
     this.theme = theme;
     this._applyPalette();
-    this.root.classList.toggle("pplw-dark", theme === "dark");
-    this.root.classList.toggle("pplw-light", theme === "light");
+    setThemeClass(this.root, theme);
   }
 
   /** The bins' colours for the theme and the mode in effect (context gain diverges). */
@@ -176,18 +161,13 @@ export class PplView {
     const key = `${this.theme}/${rampFor(mode, this.theme)}`;
     if (key === this.paletteKey) return;
     this.paletteKey = key;
-    const pal = modePalette(mode, this.theme);
-    for (let k = 0; k < NBINS; k++) {
-      this.root.style.setProperty(`--pplw-c${k}`, rgbCss(pal[k].bg));
-      this.root.style.setProperty(`--pplw-f${k}`, rgbCss(pal[k].fg));
-    }
+    setPaletteVars(this.root, modePalette(mode, this.theme), "pplw-c", "pplw-f");
   }
 
   // ---------------------------------------------------------- listeners
 
   _on(name, fn) {
-    this.model.on(name, fn);
-    this.listeners.push([name, fn]);
+    this.listeners.on(name, fn);
   }
 
   _listen() {
@@ -283,8 +263,7 @@ export class PplView {
     };
     document.addEventListener("selectionchange", this.onSelection);
 
-    this.themeObserver = new MutationObserver(() => this._applyTheme());
-    this.themeObserver.observe(document.body, { attributes: true, attributeFilter: ["data-jp-theme-light", "class"] });
+    this.stopThemeWatch = watchTheme(document, () => this._applyTheme());
   }
 
   _syncEditor() {
@@ -295,11 +274,10 @@ export class PplView {
 
   destroy() {
     this.editor.destroy();
-    for (const [name, fn] of this.listeners) this.model.off(name, fn);
-    this.listeners = [];
+    this.listeners.offAll();
     document.removeEventListener("selectionchange", this.onSelection);
-    this.themeObserver.disconnect();
-    if (this.raf) cancelAnimationFrame(this.raf);
+    this.stopThemeWatch();
+    this.frame.cancel();
     this.textView.destroy();
     this.root.remove();
   }
@@ -404,11 +382,7 @@ export class PplView {
   // ------------------------------------------------------------- update
 
   _schedule() {
-    if (this.raf) return;
-    this.raf = requestAnimationFrame(() => {
-      this.raf = 0;
-      this._flush();
-    });
+    this.frame.schedule();
   }
 
   _flush() {

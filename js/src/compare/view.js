@@ -4,10 +4,10 @@
 // the table of per-unit perplexities.  All text goes in through textContent.
 
 import { h, setText, show } from "../dom.js";
-import { rgbCss } from "../colors.js";
 import { displayToken } from "../format.js";
 import { fmtSurprisal, Tooltip } from "../tooltip.js";
-import { detectTheme } from "../view.js";
+import { FrameScheduler, ModelListeners, nextFrame } from "../lifecycle.js";
+import { detectTheme, setPaletteVars, setThemeClass } from "../theme.js";
 import { decodeModel, decodeWords, FINAL, progressLabel, scaleMax, wordDiff, wordSums, wordTokens } from "./data.js";
 import { diffBin, diffTicks, divergingPalette, NDIV } from "./scale.js";
 import { ComparisonTable } from "./table.js";
@@ -20,9 +20,9 @@ export class CompareView {
   constructor(model, el) {
     this.model = model;
     this.el = el;
-    this.listeners = [];
+    this.listeners = new ModelListeners(model);
     this.active = -1; // word with keyboard focus
-    this.raf = 0;
+    this.frame = new FrameScheduler(() => this._load()); // one redraw per frame however many traits a kernel update changed
     this._build();
     this._applyTheme();
     this._listen();
@@ -61,24 +61,16 @@ export class CompareView {
   _applyTheme() {
     this.theme = detectTheme(this.el);
     this.palette = divergingPalette(this.theme);
-    this.root.classList.toggle("pplw-dark", this.theme === "dark");
-    for (let b = 0; b < NDIV; b++) {
-      this.root.style.setProperty(`--pplc-d${b}`, rgbCss(this.palette[b].bg));
-      this.root.style.setProperty(`--pplc-f${b}`, rgbCss(this.palette[b].fg));
-    }
-  }
-
-  _on(name, fn) {
-    this.model.on(name, fn);
-    this.listeners.push([name, fn]);
+    setThemeClass(this.root, this.theme);
+    setPaletteVars(this.root, this.palette, "pplc-d", "pplc-f");
   }
 
   _listen() {
-    // one redraw per frame however many traits a kernel update changed
-    for (const t of ["models_data", "table", "status", "error", "pair", "surprisal_unit", "labels"]) this._on(`change:${t}`, () => this._schedule());
-    this._on("change:text", () => {
+    const on = (name, fn) => this.listeners.on(name, fn);
+    for (const t of ["models_data", "table", "status", "error", "pair", "surprisal_unit", "labels"]) on(`change:${t}`, () => this.frame.schedule());
+    on("change:text", () => {
       this.renderedText = null;
-      this._schedule();
+      this.frame.schedule();
     });
     const setPair = () => {
       const a = Number(this.pickA.value);
@@ -98,15 +90,6 @@ export class CompareView {
     this.text.addEventListener("mouseleave", () => this.tooltip.hide());
     this.text.addEventListener("keydown", (ev) => this._onKey(ev));
     this.text.addEventListener("blur", () => this.tooltip.hide());
-  }
-
-  _schedule() {
-    if (this.raf) return;
-    const run = () => {
-      this.raf = 0;
-      this._load();
-    };
-    this.raf = typeof requestAnimationFrame === "function" ? requestAnimationFrame(run) : setTimeout(run, 0);
   }
 
   _setTrait(name, value) {
@@ -186,11 +169,7 @@ export class CompareView {
     this.rendered = stop;
     if (stop === count && at < text.length) frag.appendChild(document.createTextNode(text.slice(at)));
     this.text.appendChild(frag);
-    if (stop < count) {
-      const next = () => this._renderSlice(run);
-      if (typeof requestAnimationFrame === "function") requestAnimationFrame(next);
-      else setTimeout(next, 0);
-    }
+    if (stop < count) nextFrame(() => this._renderSlice(run));
   }
 
   _wordClass(w) {
@@ -286,9 +265,8 @@ export class CompareView {
   }
 
   destroy() {
-    if (this.raf && typeof cancelAnimationFrame === "function") cancelAnimationFrame(this.raf);
-    for (const [name, fn] of this.listeners) this.model.off(name, fn);
-    this.listeners = [];
+    this.frame.cancel();
+    this.listeners.offAll();
     this.tooltip.hide();
   }
 }
