@@ -92,7 +92,7 @@ export class TokenStore {
     this._clearData(0, 0);
   }
 
-  _isRetired(runId) {
+  isRetired(runId) {
     if (this.retired.has(runId)) return true;
     if (typeof runId === "number") {
       for (const r of this.retired) if (typeof r === "number" && runId <= r) return true;
@@ -107,7 +107,7 @@ export class TokenStore {
    */
   classify(runId) {
     if (runId === this.runId && runId != null) return "current";
-    if (this._isRetired(runId)) return "stale";
+    if (this.isRetired(runId)) return "stale";
     if (this.runId == null || isNewerRun(runId, this.runId)) return "adopt";
     return "stale";
   }

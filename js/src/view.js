@@ -1,7 +1,7 @@
 // One rendered view of the widget: wires model, store, DOM pieces together.
 
 import { MODES, modePalette, rampFor, tokenBin, UNIT_MODES, unitBin } from "./colors.js";
-import { decodeChunk, decodeResult, decodeUnitSpans } from "./decode.js";
+import { normaliseMetrics } from "./decode.js";
 import { TextEditor } from "./editor.js";
 import { UnitStats } from "./levels.js";
 import { h, setText } from "./dom.js";
@@ -9,13 +9,6 @@ import { rangeMetrics, storeMetrics, tokensInRange } from "./metrics.js";
 import { MetricsPanel, SelectionPanel, SettingsPanel } from "./panel.js";
 import {
   MSG_CANCEL,
-  MSG_CHUNK,
-  MSG_DONE,
-  MSG_ERROR,
-  MSG_LOADING,
-  MSG_REPLAY,
-  MSG_RESET,
-  MSG_SETTINGS_ERROR,
   LEVELS,
   STATUS_SCORING,
   SURPRISAL_UNITS,
@@ -36,29 +29,13 @@ import {
 } from "./protocol.js";
 import { FrameScheduler, ModelListeners } from "./lifecycle.js";
 import { TextView } from "./render.js";
+import { StreamHandler } from "./stream.js";
 import { detectTheme, setPaletteVars, setThemeClass, watchTheme } from "./theme.js";
 import { TokenStore } from "./store.js";
 import { ProgressRow, Toolbar } from "./toolbar.js";
 import { tokenDetails, Tooltip, unitDetails } from "./tooltip.js";
 
 let viewCounter = 0;
-const REPLAY_MIN_INTERVAL_MS = 2000;
-
-/** One metric from Python (core/jsonable.py): null is NaN, "Infinity"/"-Infinity" a number,
- * a [lo, hi] interval element by element; other strings (unigram_source) stay. */
-function metricValue(v) {
-  if (v == null) return NaN;
-  if (Array.isArray(v)) return v.map(metricValue);
-  return typeof v === "string" && v !== "Infinity" && v !== "-Infinity" ? v : Number(v);
-}
-
-/** Metrics dict from Python, its values read by metricValue. */
-export function normaliseMetrics(m) {
-  if (!m || typeof m !== "object") return null;
-  const out = {};
-  for (const [k, v] of Object.entries(m)) out[k] = metricValue(v);
-  return out;
-}
 
 export class PplView {
   constructor(model, el) {
@@ -70,7 +47,6 @@ export class PplView {
     this.dirty = { recolorFrom: null };
     this.viewRunId = undefined;
     this.viewText = null;
-    this.lastReplay = -Infinity;
     this.active = 0; // roving tabindex token
     this.hoverIndex = -1;
     this.selection = null;
@@ -90,6 +66,11 @@ export class PplView {
     this.stats = { word: new UnitStats(this.store, "word"), sentence: new UnitStats(this.store, "sentence") };
     this.unitLit = []; // spans outlined as the hovered unit
 
+    this.stream = new StreamHandler(model, this.store, {
+      recolorFrom: (i) => this._recolorFrom(i),
+      settingsError: (field, message) => this.settings.showError(field, message),
+      changed: () => this._schedule(),
+    });
     this._buildDom();
     this._applyTheme();
     this._listen();
@@ -99,8 +80,8 @@ export class PplView {
     const status = model.get(TRAIT_STATUS);
     const rd = model.get(TRAIT_RESULT);
     let loaded = false;
-    if (rd && status !== STATUS_SCORING) loaded = this._loadResult(rd);
-    if (!loaded) this._requestReplay();
+    if (rd && status !== STATUS_SCORING) loaded = this.stream.loadResult(rd);
+    if (!loaded) this.stream.requestReplay();
     this._schedule();
   }
 
@@ -171,7 +152,7 @@ export class PplView {
   }
 
   _listen() {
-    this._on("msg:custom", (content, buffers) => this._onMessage(content, buffers));
+    this._on("msg:custom", (content, buffers) => this.stream.onMessage(content, buffers));
     for (const t of [TRAIT_EDITABLE, TRAIT_TEXT, TRAIT_SETTINGS]) this._on(`change:${t}`, () => this._syncEditor());
     this._on(`change:${TRAIT_TEXT}`, () => {
       this.store.invalidate();
@@ -184,7 +165,7 @@ export class PplView {
     this._on(`change:${TRAIT_SETTINGS}`, () => this._schedule());
     this._on(`change:${TRAIT_RESULT}`, () => {
       const rd = this.model.get(TRAIT_RESULT);
-      if (rd) this._loadResult(rd);
+      if (rd) this.stream.loadResult(rd);
     });
     for (const t of [TRAIT_MAX_LENGTH, TRAIT_STRIDE, TRAIT_PREFIX]) this._on(`change:${t}`, () => this._syncControls());
     this._on(`change:${TRAIT_COLOR_MODE}`, () => {
@@ -282,107 +263,16 @@ export class PplView {
     this.root.remove();
   }
 
-  // ----------------------------------------------------------- messages
-
-  _onMessage(msg, buffers) {
-    if (!msg || typeof msg !== "object") return;
-    const store = this.store;
-    try {
-      switch (msg.type) {
-        case MSG_RESET: {
-          if (store.classify(msg.run_id) === "stale") return;
-          store.reset(msg.run_id, msg.total_tokens, msg.top_k);
-          if (msg.levels) store.setLevels(decodeUnitSpans(buffers, msg.levels), msg.level_notes);
-          break;
-        }
-        case MSG_CHUNK: {
-          if (store.classify(msg.run_id) === "stale") return;
-          const chunk = decodeChunk(msg, buffers);
-          const res = store.applyChunk(msg.run_id, chunk, msg.vocab);
-          if (res.status === "gap") {
-            this._requestReplay();
-            return;
-          }
-          if (res.status !== "ok") return;
-          if (msg.progress) store.progress = msg.progress;
-          if (res.overlap) {
-            const f = this.dirty.recolorFrom;
-            this.dirty.recolorFrom = f == null ? res.from : Math.min(f, res.from);
-          }
-          break;
-        }
-        case MSG_DONE: {
-          if (store.classify(msg.run_id) !== "current") return;
-          store.final = { metrics: msg.metrics || null, partial: !!msg.partial };
-          break;
-        }
-        case MSG_SETTINGS_ERROR: {
-          // a control's value was refused: nothing re-scored, the result stays
-          this.settings.showError(String(msg.field || ""), msg.message == null ? "invalid value" : String(msg.message));
-          return;
-        }
-        case MSG_LOADING: {
-          // a first-time model preparation: the progress row shows it while status is loading
-          this.loading = { message: String(msg.message || ""), fraction: Number(msg.fraction) || 0 };
-          break;
-        }
-        case MSG_ERROR: {
-          if (store.classify(msg.run_id) === "stale") return;
-          store.error = msg.message == null ? "error" : String(msg.message);
-          break;
-        }
-        default:
-          return;
-      }
-    } catch (err) {
-      console.error("[ppl-widget] bad message", msg && msg.type, err);
-      store.error = `front end could not read a ${msg.type} message: ${err && err.message}`;
-    }
-    this._schedule();
-  }
-
-  _loadResult(rd) {
-    let res;
-    try {
-      res = decodeResult(rd);
-    } catch (err) {
-      console.error("[ppl-widget] bad result_data", err);
-      return false;
-    }
-    if (!res) return false;
-    const text = this.model.get(TRAIT_TEXT) || "";
-    if (res.count > 0 && res.fields.end16[res.count - 1] > text.length) {
-      console.warn("[ppl-widget] result_data does not match the text; ignored");
-      return false;
-    }
-    const store = this.store;
-    const cls = store.classify(res.runId);
-    if (cls === "current" && store.length === res.count) {
-      store.mergeVocab(res.vocab);
-      store.final = { metrics: res.metrics, partial: res.partial };
-      store.wordCorrected = res.wordCorrected;
-      if (res.unitSpans.word || res.unitSpans.sentence) store.setLevels(res.unitSpans, res.levelNotes);
-      this.dirty.recolorFrom = 0;
-    } else if (store._isRetired(res.runId)) {
-      return false;
-    } else {
-      store.loadResult(res);
-    }
-    this._schedule();
-    return true;
-  }
-
-  _requestReplay() {
-    const now = Date.now();
-    if (now - this.lastReplay < REPLAY_MIN_INTERVAL_MS) return;
-    this.lastReplay = now;
-    this.model.send({ type: MSG_REPLAY });
-  }
-
   // ------------------------------------------------------------- update
 
   _schedule() {
     this.frame.schedule();
+  }
+
+  /** Tokens from i on changed colour (a replayed overlap, a final result). */
+  _recolorFrom(i) {
+    const f = this.dirty.recolorFrom;
+    this.dirty.recolorFrom = f == null ? i : Math.min(f, i);
   }
 
   _flush() {
@@ -409,9 +299,7 @@ export class PplView {
         st.update();
         if (prev > 0 && prev < store.length) {
           const u = st.unitOf(prev - 1);
-          const from = u >= 0 ? st.first[u] : prev;
-          const f = this.dirty.recolorFrom;
-          this.dirty.recolorFrom = f == null ? from : Math.min(f, from);
+          this._recolorFrom(u >= 0 ? st.first[u] : prev);
         }
       }
       this.textView.update();
@@ -426,7 +314,7 @@ export class PplView {
       if (status !== STATUS_SCORING) setText(this.settings.msg, "");
     }
     this.root.classList.toggle("pplw-live", status === STATUS_SCORING);
-    this.progress.update(status, store.progress, store.length, this.loading);
+    this.progress.update(status, store.progress, store.length, this.stream.loading);
 
     let state = "empty";
     let metrics = null;
