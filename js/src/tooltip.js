@@ -100,7 +100,12 @@ export class Tooltip {
    * opts {unit: "bits"|"nats", bow: show the corrected word surprisal, gain}. */
   show(anchor, d, opts = {}) {
     this.index = d.index ?? d.tokens?.[0]?.index ?? -1;
-    this.el.replaceChildren(...(d.level ? this._unitContent(d, opts) : this._content(d, opts)));
+    this.showParts(anchor, d.level ? this._unitContent(d, opts) : this._content(d, opts));
+  }
+
+  /** Show the given nodes under (or above) anchor. */
+  showParts(anchor, parts) {
+    this.el.replaceChildren(...parts);
     this.el.hidden = false;
     this._place(anchor);
   }

@@ -6,7 +6,9 @@
 import { h, setText, show } from "../dom.js";
 import { displayToken } from "../format.js";
 import { fmtSurprisal, Tooltip } from "../tooltip.js";
+import { errorBox } from "../layout.js";
 import { FrameScheduler, ModelListeners, nextFrame } from "../lifecycle.js";
+import { ESCAPE, keyMove } from "../navigation.js";
 import { detectTheme, setPaletteVars, setThemeClass } from "../theme.js";
 import { decodeModel, decodeWords, FINAL, progressLabel, scaleMax, wordDiff, wordSums, wordTokens } from "./data.js";
 import { diffBin, diffTicks, divergingPalette, NDIV } from "./scale.js";
@@ -49,7 +51,7 @@ export class CompareView {
       this.cancelBtn,
     );
     this.status = h("div", { class: "pplc-status", attrs: { "aria-live": "polite" } });
-    this.errorBox = h("div", { class: "pplw-error", attrs: { role: "alert", hidden: true } });
+    this.errorBox = errorBox();
     this.legend = h("div", { class: "pplc-legend" });
     this.text = h("div", { class: "pplw-scroller pplc-text", attrs: { tabindex: 0, role: "region", "aria-label": "Text coloured by the difference in surprisal" } });
     this.table = new ComparisonTable();
@@ -236,23 +238,18 @@ export class CompareView {
       const who = d > 0 ? `${lb} predicted it better` : d < 0 ? `${la} predicted it better` : "equal";
       parts.push(h("div", { class: "pplw-tt-sub pplc-tt-diff", text: `${la} − ${lb} = ${fmtSurprisal(d, this.unit)} (${who})` }));
     }
-    this.tooltip.el.replaceChildren(...parts);
-    this.tooltip.el.hidden = false;
-    this.tooltip._place(anchor);
+    this.tooltip.showParts(anchor, parts);
   }
 
   _onKey(ev) {
     const n = this.words.count;
     if (!n) return;
-    let w = this.active;
-    if (ev.key === "ArrowRight") w = Math.min(n - 1, w + 1);
-    else if (ev.key === "ArrowLeft") w = Math.max(0, w - 1);
-    else if (ev.key === "Home") w = 0;
-    else if (ev.key === "End") w = n - 1;
-    else if (ev.key === "Escape") {
+    let w = keyMove(ev.key, this.active, n);
+    if (w === ESCAPE) {
       this.tooltip.hide();
       return;
-    } else return;
+    }
+    if (w == null) return;
     ev.preventDefault();
     w = Math.min(w, this.rendered - 1); // not drawn yet: stay on the last drawn word
     if (w < 0) return;
