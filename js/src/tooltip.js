@@ -55,7 +55,7 @@ export function tokenDetails(store, i, text) {
   const id = store.token_ids[i];
   const nats = store.surprisal[i];
   const zeroWidth = !(e16 > s16);
-  const eos = zeroWidth && s16 >= text.length;
+  const eos = store.isAddedEos(i, text.length);
   const vocabText = store.tokenText(id);
   const slice = zeroWidth ? "" : text.slice(s16, e16);
   const alts = store.alternatives(i).map(({ id: aid, prob }) => ({

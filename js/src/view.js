@@ -184,6 +184,12 @@ export class PplView {
     const model = this.model;
     const store = this.store;
     const text = model.get(TRAIT_TEXT) || "";
+    const st0 = model.get(TRAIT_SETTINGS) || {};
+    const addEos = st0.add_eos === true || st0.eos_scored === true;
+    if (addEos !== store.addEos) {
+      store.addEos = addEos; // the EOS mark is drawn with the text: draw it again
+      this.viewRunId = undefined;
+    }
     if (store.runId !== this.viewRunId || text !== this.viewText) {
       this.tips.hide();
       // a view built from data that is already complete (an exported page, a reload, a
