@@ -114,7 +114,7 @@ export class Tooltip {
     const head = h(
       "div",
       { class: "pplw-tt-head" },
-      h("code", { class: "pplw-tt-token", text: displayToken(d.text) }),
+      h("span", { class: "pplw-tt-token", text: displayToken(d.text) }),
       h("span", { class: "pplw-tt-meta", text: `${d.level} ${fmtInt(d.unit + 1)} of ${fmtInt(d.nUnits)} · ${fmtInt(d.nTokens)} token${d.nTokens === 1 ? "" : "s"}` }),
     );
     const row = (k, v, strong) =>
@@ -132,7 +132,7 @@ export class Tooltip {
     const list = h("div", { class: "pplw-tt-units" });
     for (const t of d.tokens) {
       list.appendChild(
-        h("div", { class: "pplw-tt-alt" }, h("code", { class: "pplw-tt-alttok", text: displayToken(t.text) }), h("span", { class: "pplw-tt-altp", text: fmtSurprisal(t.nats, unit) })),
+        h("div", { class: "pplw-tt-alt" }, h("span", { class: "pplw-tt-alttok", text: displayToken(t.text) }), h("span", { class: "pplw-tt-altp", text: fmtSurprisal(t.nats, unit) })),
       );
     }
     const parts = [head, h("div", { class: "pplw-tt-grid" }, ...rows), h("div", { class: "pplw-tt-sub", text: "its tokens" }), list];
@@ -145,7 +145,7 @@ export class Tooltip {
     const head = h(
       "div",
       { class: "pplw-tt-head" },
-      h("code", { class: "pplw-tt-token", text: tokenLabel }),
+      h("span", { class: "pplw-tt-token", text: tokenLabel }),
       h("span", { class: "pplw-tt-meta", text: `id ${d.id} · token ${fmtInt(d.index + 1)} of ${fmtInt(d.total)}` }),
     );
     const row = (k, v, strong) =>
@@ -171,7 +171,7 @@ export class Tooltip {
           h(
             "div",
             { class: a.isTarget ? "pplw-tt-alt pplw-target" : "pplw-tt-alt" },
-            h("code", { class: "pplw-tt-alttok", text: a.text == null ? `#${a.id}` : displayToken(a.text) }),
+            h("span", { class: "pplw-tt-alttok", text: a.text == null ? `#${a.id}` : displayToken(a.text) }),
             bar,
             h("span", { class: "pplw-tt-altp", text: fmtProb(a.prob) }),
           ),

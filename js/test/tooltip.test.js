@@ -88,3 +88,10 @@ test("(eos): a zero-width token before the appended EOS is not it", () => {
   assert.deepEqual([0, 1, 2].map((i) => tokenDetails(st, i, "ab").eos), [false, false, true]);
   assert.equal(tokenDetails(st, 1, "ab").zeroWidth, true);
 });
+
+test("token text is in spans, never <code> (a host page's code styles would box it)", async () => {
+  const { readFileSync } = await import("node:fs");
+  for (const f of ["../src/tooltip.js", "../src/compare/view.js"]) {
+    assert.doesNotMatch(readFileSync(new URL(f, import.meta.url), "utf8"), /h\("code"/, f);
+  }
+});

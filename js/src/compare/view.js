@@ -216,7 +216,7 @@ export class CompareView {
   _showTip(w, anchor) {
     if (!(w >= 0) || !anchor) return;
     const text = this.renderedText;
-    const parts = [h("div", { class: "pplw-tt-head" }, h("code", { class: "pplw-tt-token", text: displayToken(text.slice(this.words.start16[w], this.words.end16[w])) }), h("span", { class: "pplw-tt-meta", text: `word ${w + 1} of ${this.words.count}` }))];
+    const parts = [h("div", { class: "pplw-tt-head" }, h("span", { class: "pplw-tt-token", text: displayToken(text.slice(this.words.start16[w], this.words.end16[w])) }), h("span", { class: "pplw-tt-meta", text: `word ${w + 1} of ${this.words.count}` }))];
     const grid = h("div", { class: "pplc-tt-models" });
     this.models.forEach((md, k) => {
       const sums = this.sums[k];
@@ -224,7 +224,7 @@ export class CompareView {
       const mark = k === this.pair[0] ? " (A)" : k === this.pair[1] ? " (B)" : "";
       const toks = final ? wordTokens(md, sums, w, text) : [];
       const list = h("div", { class: "pplc-tt-toks" });
-      for (const t of toks) list.appendChild(h("span", { class: "pplc-tt-tok" }, h("code", { text: displayToken(t.text) }), h("span", { class: "pplw-tt-altp", text: fmtSurprisal(t.nats, this.unit) })));
+      for (const t of toks) list.appendChild(h("span", { class: "pplc-tt-tok" }, h("span", { class: "pplc-tt-toktext", text: displayToken(t.text) }), h("span", { class: "pplw-tt-altp", text: fmtSurprisal(t.nats, this.unit) })));
       grid.append(
         h("div", { class: "pplc-tt-model" }, h("span", { class: "pplw-tt-k", text: `${this.labels[k] ?? md.label}${mark}` }), h("span", { class: "pplw-tt-v pplw-strong", text: final ? fmtSurprisal(sums.nats[w], this.unit) : FINAL.includes(md.status) ? "not scored" : "scoring…" }), h("span", { class: "pplw-tt-meta", text: final ? `${toks.length} token${toks.length === 1 ? "" : "s"}` : "" })),
         list,
