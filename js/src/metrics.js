@@ -1,5 +1,6 @@
 // Perplexity metrics from sums, and token ranges for a text selection.  Pure.
 
+import { normaliseMetrics } from "./decode.js";
 import { UNIT_BYTES, UNIT_CHARS, UNIT_WORDS } from "./protocol.js";
 
 export const LN2 = Math.LN2;
@@ -47,6 +48,16 @@ export function sumRange(store, i0, i1) {
 export function storeMetrics(store) {
   const { nats, words, chars, bytes } = store.sums;
   return metricsFromSums({ nats, tokens: store.length, words, chars, bytes });
+}
+
+/** What the metrics panel shows for a store: {metrics, state}; state "final" or "partial"
+ * (the kernel's metrics of an ended run), "live" (running sums while scoring), "empty". */
+export function shownMetrics(store, scoring) {
+  if (store.final && store.final.metrics) {
+    return { metrics: normaliseMetrics(store.final.metrics), state: store.final.partial ? "partial" : "final" };
+  }
+  if (store.length === 0) return { metrics: null, state: "empty" };
+  return { metrics: storeMetrics(store), state: scoring || !store.final ? "live" : "partial" };
 }
 
 /** Metrics over tokens [i0, i1). */

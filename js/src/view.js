@@ -3,12 +3,11 @@
 // stream (the kernel's messages), navigation (keyboard), token_tips (tooltips), selection.
 
 import { modePalette, rampFor, tokenBin, UNIT_MODES, unitBin } from "./colors.js";
-import { normaliseMetrics } from "./decode.js";
 import { setText } from "./dom.js";
 import { buildLayout } from "./layout.js";
 import { UnitStats } from "./levels.js";
 import { FrameScheduler, ModelListeners } from "./lifecycle.js";
-import { storeMetrics } from "./metrics.js";
+import { shownMetrics } from "./metrics.js";
 import { RovingFocus } from "./navigation.js";
 import { TextEditor } from "./editor.js";
 import {
@@ -226,15 +225,7 @@ export class PplView {
     this.root.classList.toggle("pplw-live", status === STATUS_SCORING);
     this.progress.update(status, store.progress, store.length, this.stream.loading);
 
-    let state = "empty";
-    let metrics = null;
-    if (store.final && store.final.metrics) {
-      state = store.final.partial ? "partial" : "final";
-      metrics = normaliseMetrics(store.final.metrics);
-    } else if (store.length > 0) {
-      state = status === STATUS_SCORING || !store.final ? "live" : "partial";
-      metrics = storeMetrics(store);
-    }
+    const { metrics, state } = shownMetrics(store, status === STATUS_SCORING);
     this.metrics.update(metrics, state, this.opts.unit);
     this._syncToolbar();
     this.settings.setSettings(model.get(TRAIT_SETTINGS));

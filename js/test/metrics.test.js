@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import test from "node:test";
 
-import { metricsFromSums, rangeMetrics, storeMetrics, tokensInRange } from "../src/metrics.js";
+import { metricsFromSums, rangeMetrics, shownMetrics, storeMetrics, tokensInRange } from "../src/metrics.js";
 import { TokenStore } from "../src/store.js";
 
 const close = (a, b, eps = 1e-9) => assert.ok(Math.abs(a - b) <= eps * Math.max(1, Math.abs(b)), `${a} != ${b}`);
@@ -118,4 +118,18 @@ test("tokensInRange on a text with an unscored first token (offsets start late)"
   const e = Int32Array.from([11]);
   assert.deepEqual(tokensInRange(s, e, 1, 0, 5, 11), [0, 0]); // selecting "Hello" hits nothing
   assert.deepEqual(tokensInRange(s, e, 1, 0, 6, 11), [0, 1]);
+});
+
+test("shownMetrics: the kernel's final metrics once the run ends, running sums before", () => {
+  const st = storeOf(TOKENS);
+  assert.equal(shownMetrics(st, true).state, "live");
+  close(shownMetrics(st, true).metrics.total_nll, 8);
+  st.final = { metrics: null, partial: true }; // cancelled before any metrics came
+  assert.equal(shownMetrics(st, false).state, "partial");
+  st.final = { metrics: { token_ppl: "Infinity", word_ppl: null }, partial: false };
+  const m = shownMetrics(st, false);
+  assert.equal(m.state, "final");
+  assert.equal(m.metrics.token_ppl, Infinity);
+  assert.ok(Number.isNaN(m.metrics.word_ppl));
+  assert.deepEqual(shownMetrics({ final: null, length: 0 }, true), { metrics: null, state: "empty" });
 });
