@@ -105,8 +105,9 @@ KEYS = ("total_nll", "total_bits", "n_tokens", "n_words", "n_chars", "n_bytes", 
 
 
 def write(name: str, cases: list[dict[str, Any]]) -> None:
-    text = json.dumps(json_safe(cases), indent=1, allow_nan=False)
-    (HERE / name).write_text(text + "\n", encoding="utf-8")
+    # one case a line: a changed rule shows in a diff as the cases it changed
+    lines = [json.dumps(c, allow_nan=False, separators=(", ", ": ")) for c in json_safe(cases)]
+    (HERE / name).write_text("[\n" + ",\n".join(lines) + "\n]\n", encoding="utf-8")
 
 
 if __name__ == "__main__":
