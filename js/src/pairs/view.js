@@ -4,8 +4,9 @@
 // delta.  All text goes in through textContent.
 
 import { h, setText } from "../dom.js";
-import { legendFor, NBINS, palette, rgbCss } from "../colors.js";
-import { detectTheme } from "../view.js";
+import { legendFor, NBINS, palette } from "../colors.js";
+import { ModelListeners } from "../lifecycle.js";
+import { detectTheme, setPaletteVars, setThemeClass } from "../theme.js";
 import { fmtNats, pieceBin, SORTS, sortedOrder } from "./data.js";
 
 const CRITERIA = { total: ["delta", "correct"], mean: ["delta_mean", "correct_mean"] };
@@ -14,7 +15,7 @@ export class PairsView {
   constructor(model, el) {
     this.model = model;
     this.el = el;
-    this.listeners = [];
+    this.listeners = new ModelListeners(model);
     this._build();
     this._applyTheme();
     this._listen();
@@ -43,21 +44,12 @@ export class PairsView {
 
   _applyTheme() {
     this.theme = detectTheme(this.el);
-    this.root.classList.toggle("pplw-dark", this.theme === "dark");
-    const pal = palette(this.theme);
-    for (let k = 0; k < NBINS; k++) {
-      this.root.style.setProperty(`--pplw-c${k}`, rgbCss(pal[k].bg));
-      this.root.style.setProperty(`--pplw-f${k}`, rgbCss(pal[k].fg));
-    }
-  }
-
-  _on(name, fn) {
-    this.model.on(name, fn);
-    this.listeners.push([name, fn]);
+    setThemeClass(this.root, this.theme);
+    setPaletteVars(this.root, palette(this.theme), "pplw-c", "pplw-f");
   }
 
   _listen() {
-    for (const t of ["pairs", "sort", "criterion", "unit"]) this._on(`change:${t}`, () => this._load());
+    for (const t of ["pairs", "sort", "criterion", "unit"]) this.listeners.on(`change:${t}`, () => this._load());
     const bind = (el, trait) =>
       el.addEventListener("change", () => {
         this.model.set(trait, el.value);
@@ -124,7 +116,6 @@ export class PairsView {
   }
 
   destroy() {
-    for (const [name, fn] of this.listeners) this.model.off(name, fn);
-    this.listeners = [];
+    this.listeners.offAll();
   }
 }
