@@ -80,16 +80,16 @@ class SimulatedBatches:
 
 def timed_run(docs: dict, lm: Any, device: SimulatedBatches, beside: bool, out: str,
               **opts: Any) -> dict[str, float]:
-    real_run, real_depth = corpus.run_batch, corpus._pipeline_depth
+    real_run, real_depth = corpus.run_batch, corpus.pipeline_depth
     corpus.run_batch = device
-    corpus._pipeline_depth = lambda *_: 2 if beside else 1
+    corpus.pipeline_depth = lambda *_: 2 if beside else 1
     try:
         busy0 = device.busy_s
         t0 = time.perf_counter()
         result = score_corpus(docs, out, lm, progress=False, **opts)
         total = time.perf_counter() - t0
     finally:
-        corpus.run_batch, corpus._pipeline_depth = real_run, real_depth
+        corpus.run_batch, corpus.pipeline_depth = real_run, real_depth
     assert len(result) == len(docs)
     busy = device.busy_s - busy0
     return {"total": total, "busy": busy, "over": total - busy,

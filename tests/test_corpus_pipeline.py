@@ -116,7 +116,7 @@ def test_corpus_run_with_host_work_beside_equals_one_in_turn(tiny_gpt2, tmp_path
         threads.add(("write", threading.current_thread().name.split("_")[0]))
         return real_write(self, rows)
 
-    monkeypatch.setattr(corpus, "_pipeline_depth", lambda lm, fwd: 2)  # as on a GPU
+    monkeypatch.setattr(corpus, "pipeline_depth", lambda lm, fwd: 2)  # as on a GPU
     monkeypatch.setattr(corpus._Run, "_tokenize", tokenize)
     monkeypatch.setattr(corpus._Run, "_write_part", write)
     monkeypatch.setattr(corpus._Run, "_assemble", assemble)

@@ -44,18 +44,12 @@ from . import distributed
 from .corpus_batch import batch_end, end_row_rides, plan_items, run_batch, sort_items
 from .corpus_input import Documents, open_documents
 from .corpus_pipeline import BackgroundWriter, prefetched
+from .forward import BatchedForward, is_oom
 from .models import LoadedModel, load_model
 from .prepare import Prepared, prepare_many
-from .scorer import (
-    _decode_each,
-    _Forward,
-    _ids_in,
-    _is_oom,
-    _pipeline_depth,
-    auto_batch_size,
-    resolve_window,
-    score,
-)
+from .run import pipeline_depth
+from .scorer import auto_batch_size, resolve_window, score
+from .vocab import decode_each, ids_in
 
 MANIFEST = "manifest.json"
 #: Test hook: the process kills itself (SIGKILL) after writing this many parts.
@@ -127,7 +121,7 @@ class _Run:
             self.top_k = top_k
         else:
             vocab = lm.model.get_output_embeddings().weight.shape[0]
-            self.fwd = _Forward(lm, min(top_k, vocab))
+            self.fwd = BatchedForward(lm, min(top_k, vocab))
             self.top_k = self.fwd.top_k
         if batch_size == "auto":
             batch_size = auto_batch_size(lm, self.max_length) if not self.kind else 1
@@ -170,7 +164,7 @@ class _Run:
         chunks = [mine[k:k + self.flush_docs] for k in range(0, len(mine), self.flush_docs)]
         # on a GPU the next chunk is tokenized, and the last one assembled and written,
         # meanwhile
-        beside = self.fwd is not None and _pipeline_depth(self.lm, self.fwd) > 1
+        beside = self.fwd is not None and pipeline_depth(self.lm, self.fwd) > 1
         with BackgroundWriter(lambda assemble: self._write_part(assemble()),
                               enabled=beside) as writer:
             for indices, (texts, preps) in prefetched(self._tokenize, chunks, beside):
@@ -295,7 +289,7 @@ class _Run:
             try:
                 outputs = run_batch(self.fwd, batch, sequences, self.lm.device)
             except Exception as exc:
-                if _is_oom(exc) and self.budget > order[start].length:
+                if is_oom(exc) and self.budget > order[start].length:
                     self.budget = max(order[start].length, self.budget // 2)  # retry, smaller
                     _empty_cache(self.lm)
                     continue
@@ -346,9 +340,9 @@ class _Run:
             parts.append({key: np.asarray(arrays[key], dtype=t) for key, t in TOKEN_ARRAYS.items()})
         if (d, -1) in got:
             bow_end = float(got[(d, -1)]["bow_prob"][0])
-        ids = _ids_in(parts).tolist()
+        ids = ids_in(parts).tolist()
         new = [t for t in ids if t not in self.vocab_cache]
-        self.vocab_cache.update(_decode_each(self.lm.tokenizer, new))
+        self.vocab_cache.update(decode_each(self.lm.tokenizer, new))
         settings = {
             "model": self.lm.name, "max_length": self.max_length, "stride": self.stride,
             "prefix": self.prefix, "prefix_token": prep.prefix_token, "add_eos": self.add_eos,
