@@ -208,7 +208,7 @@ def test_corpus_on_gpu_with_host_work_beside_equals_it_in_turn(tmp_path, monkeyp
     from conftest import CORPUS
 
     from ppl_widget import score_corpus
-    from ppl_widget.scoring import corpus
+    from ppl_widget.scoring.corpus import run as corpus
 
     docs = {"long": TEXT, **{f"s{i}": t for i, t in enumerate(CORPUS[:9])}, "empty": ""}
     lm = on_gpu(_tiny("gpt2"), "float32")

@@ -33,6 +33,10 @@ class BatchedForward:
     torch softmax pass does.
     """
 
+    #: a ``model_kind.ScoringForward``: batches are enqueued on the device (``submit``)
+    supports_async = True
+    pipeline_depth: int | None = None  # 2 on a CUDA device (``run.pipeline_depth``)
+
     def __init__(self, lm: Any, top_k: int):  # a LoadedModel (models.py builds this)
         self.lm = lm
         self.top_k = top_k

@@ -15,11 +15,11 @@ from ..core.result import ScoreResult
 from ..core.text_units import DEFAULT_WORD_PATTERN, WordSpec
 from ..core.validation import as_count
 from ..core.windows import check_window_params, plan_windows
-from .forward import MAX_LOGIT_ELEMENTS_CUDA, BatchedForward
+from .forward import MAX_LOGIT_ELEMENTS_CUDA
 from .models import LoadedModel, as_loaded
 from .prepare import prepare, prepare_ahead
 from .progress import CancelFlag, ScoreProgress, ScoringError
-from .run import pipeline_depth, run_batches
+from .run import ScoringRun, pipeline_depth
 
 __all__ = ["ScoreProgress", "ScoringError", "auto_batch_size", "resolve_window", "score",
            "stream"]
@@ -85,12 +85,7 @@ def stream(text: str, lm: Any = None, *, max_length: int | None = None, stride: 
         batch_size = auto_batch_size(lm, max_length)
     batch_size = as_count("batch_size", batch_size, minimum=1,
                           rule="'auto' or a positive integer")
-    if hasattr(lm, "make_forward"):  # another model kind (scoring/ngram.py) brings its own
-        forward = lm.make_forward(top_k)
-    else:
-        forward = BatchedForward(lm, min(top_k, lm.model.get_output_embeddings().weight.shape[0]))
-        # one more input position must fit the model's context (else a second forward)
-        forward.end_row_limit = lm.context_length or max_length
+    forward = lm.make_forward(top_k, max_length)  # each model kind brings its own
     settings = {  # prefix_token and n_windows are filled in once the text is tokenized
         "model": lm.name, "max_length": max_length, "stride": stride, "prefix": prefix,
         "prefix_token": None, "add_eos": add_eos, "top_k": forward.top_k,
@@ -104,7 +99,7 @@ def stream(text: str, lm: Any = None, *, max_length: int | None = None, stride: 
         ahead = prepare_ahead(text, lm, batch_size * stride + max_length,
                               prefix=prefix, add_eos=add_eos, words=words)
         if ahead is not None:
-            yield from run_batches(ahead, None, forward, lm, settings, batch_size, depth, cancel)
+            yield from ScoringRun(ahead, None, forward, lm, settings, batch_size, depth, cancel)
             return
     prep = prepare(text, lm, prefix=prefix, add_eos=add_eos, words=words)
     windows = plan_windows(len(prep.sequence), max_length, stride)
@@ -115,7 +110,7 @@ def stream(text: str, lm: Any = None, *, max_length: int | None = None, stride: 
 
         kept = plan_reuse(reuse, prep, windows, settings)
         settings["reused_tokens"] = kept.tokens if kept is not None else 0
-    yield from run_batches(prep, windows, forward, lm, settings, batch_size, depth, cancel, kept)
+    yield from ScoringRun(prep, windows, forward, lm, settings, batch_size, depth, cancel, kept)
 
 
 

@@ -18,8 +18,8 @@ from typing import Any
 
 import numpy as np
 
-from ..core.windows import Window
-from .forward import BatchedForward
+from ...core.windows import Window
+from ..forward import BatchedForward
 
 
 @dataclass(frozen=True)

@@ -26,7 +26,7 @@ from typing import Any, TextIO
 
 import numpy as np
 
-from ..core.corpus import (
+from ...core.corpus import (
     FORMAT_VERSION,
     META_KEY,
     CorpusResults,
@@ -35,21 +35,22 @@ from ..core.corpus import (
     results_table,
     write_table,
 )
-from ..core.extras import require
-from ..core.result import TOKEN_ARRAYS, ScoreResult
-from ..core.text_units import DEFAULT_WORD_PATTERN, WordSpec
-from ..core.validation import as_count
-from ..core.windows import plan_windows
+from ...core.extras import require
+from ...core.result import TOKEN_ARRAYS, ScoreResult
+from ...core.text_units import DEFAULT_WORD_PATTERN, WordSpec
+from ...core.validation import as_count
+from ...core.windows import plan_windows
+from ..forward import BatchedForward, is_oom
+from ..model_kind import ScoringModel
+from ..models import LoadedModel, load_model
+from ..prepare import Prepared, prepare_many
+from ..run import pipeline_depth
+from ..scorer import auto_batch_size, resolve_window, score
+from ..vocab import decode_each, ids_in
 from . import distributed
-from .corpus_batch import batch_end, end_row_rides, plan_items, run_batch, sort_items
-from .corpus_input import Documents, open_documents
-from .corpus_pipeline import BackgroundWriter, prefetched
-from .forward import BatchedForward, is_oom
-from .models import LoadedModel, load_model
-from .prepare import Prepared, prepare_many
-from .run import pipeline_depth
-from .scorer import auto_batch_size, resolve_window, score
-from .vocab import decode_each, ids_in
+from .batch import batch_end, end_row_rides, plan_items, run_batch, sort_items
+from .input import Documents, open_documents
+from .pipeline import BackgroundWriter, prefetched
 
 MANIFEST = "manifest.json"
 #: Test hook: the process kills itself (SIGKILL) after writing this many parts.
@@ -89,10 +90,10 @@ def score_corpus(source: Any, out: str | os.PathLike, lm: Any = None, *,
     try:
         docs = open_documents(source, text_field=text_field, id_field=id_field, split=split,
                               glob=glob)
-        if not isinstance(lm, LoadedModel) and not hasattr(lm, "make_forward"):
+        if not isinstance(lm, ScoringModel):
             extra = {"device_map": device_map} if device_map is not None else {}
             lm = load_model(lm, device=device, dtype=dtype, **extra)
-        run = _Run(docs, lm, ranks, out, max_length=max_length, stride=stride, prefix=prefix,
+        run = CorpusRun(docs, lm, ranks, out, max_length=max_length, stride=stride, prefix=prefix,
                    add_eos=add_eos, top_k=top_k, batch_size=batch_size, words=words,
                    flush_docs=flush_docs, progress=progress)
         run.execute()
@@ -102,7 +103,7 @@ def score_corpus(source: Any, out: str | os.PathLike, lm: Any = None, *,
         distributed.finish(ranks)
 
 
-class _Run:
+class CorpusRun:
     """One process's part of a corpus run."""
 
     def __init__(self, docs: Documents, lm: Any, ranks: distributed.Ranks, out: str, *,
@@ -115,13 +116,13 @@ class _Run:
         if prefix not in ("bos", None):
             raise ValueError(f"prefix must be 'bos' or None, got {prefix!r}")
         self.max_length, self.stride = resolve_window(lm, max_length, stride)
-        self.kind = hasattr(lm, "make_forward")  # another model kind: scored document-wise
-        if self.kind:
-            self.fwd = None
-            self.top_k = top_k
-        else:
-            vocab = lm.model.get_output_embeddings().weight.shape[0]
-            self.fwd = BatchedForward(lm, min(top_k, vocab))
+        # a transformers model: windows of several documents share a batch; another
+        # model kind: scored document-wise, by score()
+        self.kind = not isinstance(lm, LoadedModel)
+        self.fwd: BatchedForward | None = None
+        self.top_k = top_k
+        if not self.kind:
+            self.fwd = lm.make_forward(top_k, self.max_length)
             self.top_k = self.fwd.top_k
         if batch_size == "auto":
             batch_size = auto_batch_size(lm, self.max_length) if not self.kind else 1
