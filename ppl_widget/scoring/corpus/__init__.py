@@ -2,6 +2,8 @@
 of several documents per model call (batch), host work beside the GPU (pipeline), the
 part store (store), torchrun ranks (distributed), the run itself (run) and its progress."""
 
-from .run import KILL_AFTER_PARTS_ENV, MANIFEST, parts_dir, score_corpus
+from .run import CorpusRun, score_corpus
+from .store import KILL_AFTER_PARTS_ENV, MANIFEST, PartStore, parts_dir
 
-__all__ = ["KILL_AFTER_PARTS_ENV", "MANIFEST", "parts_dir", "score_corpus"]
+__all__ = ["KILL_AFTER_PARTS_ENV", "MANIFEST", "CorpusRun", "PartStore", "parts_dir",
+           "score_corpus"]
