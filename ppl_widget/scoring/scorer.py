@@ -113,7 +113,6 @@ def stream(text: str, lm: Any = None, *, max_length: int | None = None, stride: 
     yield from ScoringRun(prep, windows, forward, lm, settings, batch_size, depth, cancel, kept)
 
 
-
 def score(text: str, lm: Any = None, *, max_length: int | None = None, stride: int | None = None,
           prefix: str | None = "bos", add_eos: bool = False, top_k: int = 5,
           batch_size: int | str = "auto", words: WordSpec = None,

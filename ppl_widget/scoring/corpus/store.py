@@ -86,9 +86,9 @@ class PartStore:
             return
         name = f"part-{rows[0][0]:010d}-r{self.rank}.parquet"
         write_table(results_table(rows, self.file_settings()), os.path.join(self.dir, name))
-        self.dir_written += 1
+        self.parts_written += 1
         kill_after = os.environ.get(KILL_AFTER_PARTS_ENV)
-        if kill_after and self.dir_written >= int(kill_after):
+        if kill_after and self.parts_written >= int(kill_after):
             os.kill(os.getpid(), signal.SIGKILL)  # test hook: an interrupted run
 
     def file_settings(self) -> dict[str, Any]:
