@@ -109,7 +109,7 @@ class CorpusRun:
                                    rule="'auto' or a positive integer")
         self.budget = self.batch_size * self.max_length  # padded positions per call
         # one more input position must fit the model's context (as in the scorer)
-        self.end_limit = getattr(lm, "context_length", None) or self.max_length
+        self.end_limit = lm.context_length or self.max_length
         self.prefix, self.add_eos, self.words = prefix, add_eos, words
         self.flush_docs = flush_docs
         self.vocab_cache: dict[int, str] = {}
