@@ -128,7 +128,7 @@ def block_causal_mask(segments: Any, dtype: Any) -> Any:
 
 def target_nll(logits: Any, targets: Any) -> Any:
     """Each row's NLL of its target (fp32 ``logits`` shifted in place), by the formula of
-    ``score()``'s CPU statistics (``_Forward.slab_stats``: log Z = -log(max prob) after a
+    ``score()``'s CPU statistics (``BatchedForward.slab_stats``: log Z = -log(max prob) after a
     shift to max 0), so a sentence's total here equals score()'s: ``torch.logsumexp``
     differs from it by up to ~1e-5 nats a token over a 50k vocabulary (fp32 sums)."""
     import torch
@@ -142,10 +142,10 @@ class PackedNLL:
     """Scores packed batches with a loaded transformers model (``LoadedModel``)."""
 
     def __init__(self, lm: Any):
-        from .scorer import _Forward  # which sub-module gives hidden states, which head
+        from .forward import BatchedForward  # which sub-module gives hidden states, which head
 
         self.lm = lm
-        self.forward = _Forward(lm, 0)
+        self.forward = BatchedForward(lm, 0)
         attn = getattr(lm.model.config, "_attn_implementation", None) or "eager"
         self.masked = attn in ("eager", "sdpa")  # else the kernel reads the position ids
         cuda = self.forward.cuda

@@ -25,8 +25,8 @@ import pandas as pd
 from ..core.pairs import SIDES, PairsInputError, add_score_columns, pairs_frame
 from ..core.text_units import partition_offsets
 from .encode import encode_many
-from .models import as_loaded
-from .prepare import _check_and_prefix
+from .models import LoadedModel, as_loaded
+from .prepare import check_and_prefix
 
 #: ``score()`` options that apply to a pair's sentences.
 PAIR_OPTIONS = ("max_length", "stride", "prefix", "add_eos")
@@ -88,7 +88,7 @@ def sentence_nlls(texts: list[str], lm: Any, *, contexts: list[str] | None = Non
     options = dict(max_length=max_length, stride=stride, prefix=prefix, add_eos=add_eos)
     nll = np.zeros(len(texts), dtype=np.float64)
     tokens = np.zeros(len(texts), dtype=np.int64)
-    if hasattr(lm, "make_forward"):  # another model kind (the n-gram model): score() each
+    if not isinstance(lm, LoadedModel):  # another model kind (the n-gram model): score() each
         if contexts is not None and any(contexts):
             raise PairsInputError(f"a context needs a transformers model; {lm.name} "
                                   "scores sentences on their own")
@@ -137,7 +137,7 @@ def layout(texts: list[str], lm: Any, contexts: list[str] | None = None, *,
     """Each text's input sequence and how many of its last tokens are scored, from one
     batch tokenizer call (the seam rule where a text has a context)."""
     tok = lm.tokenizer
-    head = np.asarray(_check_and_prefix("", tok, prefix, add_eos), dtype=np.int64)
+    head = np.asarray(check_and_prefix("", tok, prefix, add_eos), dtype=np.int64)
     tail = np.asarray([tok.eos_token_id] if add_eos else [], dtype=np.int64)
     contexts = contexts or [""] * len(texts)
     seams = [split_seam(c, t) if c else ("", t) for c, t in zip(contexts, texts, strict=True)]
@@ -170,9 +170,10 @@ def sentence_tokens(texts: list[str], lm: Any, *, contexts: list[str] | None = N
     lm = as_loaded(lm)
     max_length, stride = resolve_window(lm, max_length, stride)
     options = dict(max_length=max_length, stride=stride, prefix=prefix, add_eos=add_eos)
-    if hasattr(lm, "make_forward") or contexts is None:
+    packed = isinstance(lm, LoadedModel)  # another model kind: score() each text
+    if not packed or contexts is None:
         contexts = [""] * len(texts)
-    if hasattr(lm, "make_forward"):
+    if not packed:
         laid = None
     else:
         laid = layout(texts, lm, contexts, prefix=prefix, add_eos=add_eos)
