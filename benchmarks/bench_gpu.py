@@ -59,6 +59,12 @@ LLAMA_3_2_1B = dict(vocab_size=128256, hidden_size=2048, intermediate_size=8192,
                     rope_scaling={"factor": 32.0, "high_freq_factor": 4.0, "low_freq_factor": 1.0,
                                   "original_max_position_embeddings": 8192,
                                   "rope_type": "llama3"})
+# Llama-3.1-8B's shape (bf16 weights ~16 GB: fits an H100 beside the activations)
+LLAMA_3_1_8B = dict(LLAMA_3_2_1B, hidden_size=4096, intermediate_size=14336,
+                    num_hidden_layers=32, num_attention_heads=32, num_key_value_heads=8,
+                    head_dim=128, tie_word_embeddings=False,
+                    rope_scaling=dict(LLAMA_3_2_1B["rope_scaling"], factor=8.0))
+LLAMA_SHAPES = {"llama-1b": LLAMA_3_2_1B, "llama-8b": LLAMA_3_1_8B}
 GPT2_LARGE = dict(vocab_size=50257, n_positions=1024, n_embd=1280, n_layer=36, n_head=20)
 
 
@@ -114,9 +120,10 @@ def build_model(kind: str, smoke: bool, tokenizer: Any, device: torch.device) ->
             else GPT2_LARGE
         cfg = GPT2Config(**shape, **special)
     else:
-        shape = dict(LLAMA_3_2_1B, vocab_size=4000, hidden_size=64, intermediate_size=256,
+        full = LLAMA_SHAPES[kind]
+        shape = dict(full, vocab_size=4000, hidden_size=64, intermediate_size=256,
                      num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
-                     head_dim=16) if smoke else LLAMA_3_2_1B
+                     head_dim=16) if smoke else full
         cfg = LlamaConfig(**shape, **special)
     torch.manual_seed(0)
     with torch.device(device):
@@ -191,6 +198,22 @@ def lm_eval_reimplementation(model: Any, tokenizer: Any, batch_size: int,
     return run
 
 
+def stream_pace(text: str, lm: Any, max_length: int, stride: int) -> dict:
+    """``stream()`` consumed as it yields: seconds to its first chunk, the largest gap
+    between two chunks (the pace a reader sees), and the whole run."""
+    from ppl_widget import stream
+
+    t0 = last = time.perf_counter()
+    first, gap = math.nan, 0.0
+    for item in stream(text, lm, max_length=max_length, stride=stride):
+        now = time.perf_counter()
+        if item.chunk["surprisal"].size:
+            first = now - t0 if math.isnan(first) else first
+            gap = max(gap, now - last)
+            last = now
+    return {"first_chunk_s": first, "largest_gap_s": gap, "total_s": time.perf_counter() - t0}
+
+
 def widget_run(text: str, lm: Any, max_length: int, stride: int) -> tuple[Any, dict]:
     """A PerplexityWidget scoring ``text`` with its messages sent to a comm with no
     front end; returns its result and message counts."""
@@ -198,14 +221,19 @@ def widget_run(text: str, lm: Any, max_length: int, stride: int) -> tuple[Any, d
     from ppl_widget.views.widget import PerplexityWidget
 
     w = PerplexityWidget(text, lm, max_length=max_length, stride=stride, autostart=False)
-    sent = {"messages": 0, "bytes": 0, "first_chunk_s": math.nan}
+    sent = {"messages": 0, "bytes": 0, "first_chunk_s": math.nan, "largest_gap_s": 0.0}
     t0 = time.perf_counter()
+    last = [t0]
 
     def send(content: dict, buffers: list | None = None) -> None:
         sent["messages"] += 1
         sent["bytes"] += sum(len(b) for b in buffers or ())
-        if content.get("type") == P.MSG_CHUNK and math.isnan(sent["first_chunk_s"]):
-            sent["first_chunk_s"] = time.perf_counter() - t0
+        if content.get("type") == P.MSG_CHUNK:
+            now = time.perf_counter()
+            if math.isnan(sent["first_chunk_s"]):
+                sent["first_chunk_s"] = now - t0
+            sent["largest_gap_s"] = max(sent["largest_gap_s"], now - last[0])
+            last[0] = now
 
     w.send = send
     w.start()
@@ -297,6 +325,8 @@ def bench_model(kind: str, args: argparse.Namespace, text: str, tokenizer: Any,
                   "lm_eval_total_nll": lm_eval_nll, "stream_equals_score": same,
                   "stream_messages": sent["messages"], "stream_bytes": sent["bytes"],
                   "stream_first_chunk_s": sent["first_chunk_s"],
+                  "widget_largest_gap_s": sent["largest_gap_s"],
+                  "stream_pace": stream_pace(text, lm, L, stride),
                   "batch_size": res.settings.get("batch_size")}
         # per-token NLL agrees across methods (bf16 noise differs between their orders)
         per_tok = m["total_nll"] / m["n_tokens"]
@@ -352,7 +382,11 @@ def print_table(kind: str, L: int, stride: int, rows: dict, peak: float, checks:
     s, st = rows["score"]["seconds"], rows["stream"]["seconds"]
     print(f"stream / score time: {st / s:.3f} ({checks['stream_messages']} messages, "
           f"{checks['stream_bytes'] / 2**20:.1f} MiB of buffers, first chunk after "
-          f"{checks['stream_first_chunk_s']:.2f} s); total NLL score "
+          f"{checks['stream_first_chunk_s']:.2f} s, largest gap "
+          f"{checks['widget_largest_gap_s']:.2f} s); stream(): first chunk after "
+          f"{checks['stream_pace']['first_chunk_s']:.2f} s of "
+          f"{checks['stream_pace']['total_s']:.2f} s, largest gap "
+          f"{checks['stream_pace']['largest_gap_s']:.2f} s; total NLL score "
           f"{checks['score_total_nll']:.1f}"
           f" over {checks['score_tokens']} tokens, guide {checks['guide_total_nll']:.1f} over "
           f"{checks['guide_tokens']}" + (f", {lm_eval_name} {checks['lm_eval_total_nll']:.1f}"
@@ -442,7 +476,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--smoke", action="store_true", help="tiny shapes on CPU, seconds")
     parser.add_argument("--tokens", type=int, default=None, help="default 300000 (smoke 1000)")
-    parser.add_argument("--models", default="gpt2-large,llama-1b")
+    parser.add_argument("--models", default="gpt2-large,llama-1b",
+                        help="comma-separated: gpt2-large, llama-1b, llama-8b (bf16, ~16 GB)")
     parser.add_argument("--max-length", type=int, default=None, help="default 1024 (smoke 64)")
     parser.add_argument("--strides", default=None, help="default max_length/2,max_length")
     parser.add_argument("--repeats", type=int, default=2, help="timed runs of score and stream")

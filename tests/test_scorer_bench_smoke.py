@@ -33,12 +33,18 @@ def test_bench_gpu_smoke_prints_its_tables(tmp_path):
     for name in ("guide", "score", "stream"):
         assert f"| {name:9} |" in text
     assert "lm-eval" in text and "Targets (H100)" in text and "bf16 vs fp32" in text
+    assert "stream(): first chunk after" in text and "largest gap" in text
     figures = json.loads(out.read_text())
     assert [m["model"] for m in figures["models"]] == ["gpt2-large", "llama-1b"]
     for model in figures["models"]:
         for run in model["runs"].values():
             checks = run["checks"]
             assert checks["stream_equals_score"] is True
+            # live first colours: when the first chunk came, and the largest gap after it
+            pace = checks["stream_pace"]
+            assert 0 < pace["first_chunk_s"] <= pace["total_s"]
+            assert 0 <= pace["largest_gap_s"] <= pace["total_s"]
+            assert 0 < checks["stream_first_chunk_s"] and checks["widget_largest_gap_s"] >= 0
             assert checks["score_tokens"] == model["n_tokens"]
             assert all(r["tokens_per_s"] > 0 for r in run["rows"].values())
         # both strides; lm-eval's rolling windows only where stride == max_length
