@@ -62,20 +62,16 @@ def score_words(words: Sequence[str] | pd.DataFrame, /, lm: Any = None, *,
                             "leave the first word's first token unscored")
     score_options.setdefault("top_k", 0)  # no column shows alternatives: skip them
     as_count("top_k", score_options["top_k"], minimum=0, rule="a non-negative integer")
-    frame = _as_frame(words)
-    keys = _group_keys(frame, by)
+    frame, keys, joined = group_texts(words, by=by, sep=sep)
     clash = [c for c in ADDED if c in frame.columns]
     if clash:
         raise WordListError(f"the word list already has column(s) {clash}, which score_words "
                             "adds: rename or drop them first")
-    checked = check_words(frame["word"].tolist(), frame.index.tolist())
     added = ADDED if bow_correction else ADDED[:3]
     columns = {c: np.zeros(len(frame), dtype=np.int64 if c == "n_tokens" else np.float64)
                for c in added}
     lm = as_loaded(lm)
     groups, settings = [], {}
-    joined = [(key, rows, *join_words([checked[i] for i in rows], sep))
-              for key, rows in _groups(keys, len(frame))]
     nll_only = {k: v for k, v in score_options.items() if k != "top_k"}
     fast: list[Any] = [None] * len(joined)
     if packed and not bow_correction and joined and can_pack(lm, nll_only):
@@ -104,6 +100,18 @@ def score_words(words: Sequence[str] | pd.DataFrame, /, lm: Any = None, *,
                      sep=sep, settings=settings,
                      packed_groups=sum(r is not None for r in fast))
     return out
+
+
+def group_texts(words: Sequence[str] | pd.DataFrame, *, by: str | Sequence[str] | None = None,
+                sep: str = " ") -> tuple[pd.DataFrame, pd.DataFrame | None, list[tuple]]:
+    """The word list as a frame, its ``by`` columns (None: one group) and each group's
+    ``(key, row positions, text, word spans)`` in order of appearance; checked."""
+    sep = check_sep(sep)
+    frame = _as_frame(words)
+    keys = _group_keys(frame, by)
+    checked = check_words(frame["word"].tolist(), frame.index.tolist())
+    return frame, keys, [(key, rows, *join_words([checked[i] for i in rows], sep))
+                         for key, rows in _groups(keys, len(frame))]
 
 
 def _packed_settings(lm: Any, max_length: int, stride: int,
