@@ -45,7 +45,9 @@ class PackedText:
 def can_pack(lm: Any, options: dict[str, Any]) -> bool:
     """A transformers model (the n-gram model brings its own forward) and only the
     options a packed text honours."""
-    return not hasattr(lm, "make_forward") and set(options) <= set(PACKED_OPTIONS)
+    from .models import LoadedModel
+
+    return isinstance(lm, LoadedModel) and set(options) <= set(PACKED_OPTIONS)
 
 
 def score_texts_packed(texts: list[str], lm: Any, *, max_length: int, prefix: str | None = "bos",
@@ -53,14 +55,14 @@ def score_texts_packed(texts: list[str], lm: Any, *, max_length: int, prefix: st
     """Each text that fits one window of ``max_length`` scored in packed forward passes;
     None for the others.  ``lm``: a loaded transformers model."""
     from .packed import PackedNLL
-    from .scorer import _decode_each
+    from .vocab import decode_each
 
     prepared = prepare_many(texts, lm, prefix=prefix, add_eos=add_eos)
     fits = [0 < len(p.sequence) - 1 <= max_length for p in prepared]
     n_scored = [len(p.target_ids) if f else 0 for p, f in zip(prepared, fits, strict=True)]
     nll = PackedNLL(lm).token_nlls([p.sequence for p in prepared], n_scored)
     eos_id = lm.tokenizer.eos_token_id
-    eos_text = _decode_each(lm.tokenizer, [int(eos_id)])[int(eos_id)] if add_eos else ""
+    eos_text = decode_each(lm.tokenizer, [int(eos_id)])[int(eos_id)] if add_eos else ""
     out: list[PackedText | None] = []
     for p, f, values in zip(prepared, fits, nll, strict=True):
         out.append(PackedText(p.text, p.target_ids, p.target_offsets, p.target_is_eos,
