@@ -40,6 +40,7 @@ _LAZY = {
     "PairsInputError": "ppl_widget.core.pairs:PairsInputError",
     "show_pairs": "ppl_widget.views.pairs_view:show_pairs",
     "PairsWidget": "ppl_widget.views.pairs_view:PairsWidget",
+    "show_words": "ppl_widget.views.words_view:show_words",
     "pairs_accuracy_chart": "ppl_widget.views.charts_pairs:pairs_accuracy_chart",
 }
 

@@ -108,3 +108,11 @@ def test_bench_pairs_smoke_checks_totals_and_prints_ratios():
     assert diff < 1e-4
     if "minicons not installed" not in stdout:
         assert re.search(r"score_pairs is [\d.]+x minicons", stdout), stdout
+
+
+def test_bench_words_smoke_checks_words_and_prints_the_ratio():
+    stdout = run_bench("bench_words.py")
+    assert "| score_words (packed)     |" in stdout and "| one score() per item     |" in stdout
+    diff = float(re.search(r"max \|packed - score\(\)\| per word: (\S+) nats", stdout).group(1))
+    assert diff < 1e-4
+    assert re.search(r"score_words packed is [\d.]+x one score\(\) per item", stdout), stdout

@@ -1,0 +1,113 @@
+"""score_words' packed path: every group that fits one window is scored in packed forward
+passes; each word's surprisal must equal the one-score()-per-group path (and the float64
+brute force of tests/test_words.py), conservation per group exact."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from ppl_widget import score, score_words  # noqa: E402
+from ppl_widget.scoring import packed_texts  # noqa: E402
+from tests.test_words import PUNCTUATED, STORY_1, STORY_2, brute_words, check_conservation  # noqa: E402
+
+ITEMS = [
+    "The horse raced past the barn fell.",
+    "The old man the boats.",
+    "While the man hunted the deer ran into the woods.",
+    "The author that the critics praised wrote a book.",
+    "Time flies like an arrow; fruit flies like a banana.",
+    "\"Hello,\" she said -- (e.g. don't stop!)",
+    "A",
+]
+
+
+def item_frame(n_items: int) -> pd.DataFrame:
+    rows = [(k, j, w) for k in range(n_items)
+            for j, w in enumerate(ITEMS[k % len(ITEMS)].split())]
+    return pd.DataFrame({"item": [r[0] for r in rows], "position": [r[1] for r in rows],
+                         "word": [r[2] for r in rows]})
+
+
+def assert_same_as_score_path(fast, slow, rel=1e-7, abs_=1e-5):
+    pd.testing.assert_frame_equal(fast.drop(columns=["surprisal", "surprisal_bits"]),
+                                  slow.drop(columns=["surprisal", "surprisal_bits"]))
+    np.testing.assert_allclose(fast["surprisal"], slow["surprisal"], rtol=rel, atol=abs_)
+    for g_fast, g_slow in zip(fast.attrs["groups"], slow.attrs["groups"], strict=True):
+        assert g_fast["group"] == g_slow["group"] and g_fast["text"] == g_slow["text"]
+        assert g_fast["n_tokens"] == g_slow["n_tokens"]
+        assert g_fast["total_nll"] == pytest.approx(g_slow["total_nll"], rel=rel, abs=abs_)
+        assert [t["token"] for t in g_fast["outside"]] == [t["token"] for t in g_slow["outside"]]
+        assert [t["text"] for t in g_fast["outside"]] == [t["text"] for t in g_slow["outside"]]
+
+
+@pytest.mark.parametrize("add_eos", [False, True])
+def test_packed_equals_one_score_per_group(tiny_lm, add_eos):
+    frame = item_frame(30).sample(frac=1.0, random_state=0)  # rows in any order
+    fast = score_words(frame, tiny_lm, by="item", add_eos=add_eos, max_length=64, stride=32)
+    slow = score_words(frame, tiny_lm, by="item", add_eos=add_eos, max_length=64, stride=32,
+                       packed=False)
+    assert fast.attrs["packed_groups"] == 30 and slow.attrs["packed_groups"] == 0
+    assert_same_as_score_path(fast, slow)
+    check_conservation(fast)
+    assert (fast["n_tokens"] > 1).any()
+
+
+def test_packed_matches_float64_brute_force(tiny_gpt2):
+    out = score_words(PUNCTUATED, tiny_gpt2, add_eos=True)
+    assert out.attrs["packed_groups"] == 1
+    per, n, eos = brute_words(tiny_gpt2, PUNCTUATED, add_eos=True)
+    np.testing.assert_allclose(out["surprisal"], per, atol=2e-4, rtol=0)
+    np.testing.assert_array_equal(out["n_tokens"], n)
+    assert out.attrs["groups"][0]["eos_surprisal"] == pytest.approx(eos, abs=2e-4)
+    check_conservation(out)
+
+
+def test_long_groups_keep_windows_short_ones_are_packed(tiny_llama):
+    long = (STORY_1 + STORY_2) * 2
+    short = STORY_2[:4]
+    frame = pd.DataFrame({"story": ["long"] * len(long) + ["short"] * len(short),
+                          "word": long + short})
+    n_short = len(tiny_llama.tokenizer(" ".join(short), add_special_tokens=False)["input_ids"])
+    assert n_short <= 16
+    fast = score_words(frame, tiny_llama, by="story", max_length=16, stride=8)
+    slow = score_words(frame, tiny_llama, by="story", max_length=16, stride=8, packed=False)
+    assert fast.attrs["packed_groups"] == 1
+    assert fast.attrs["settings"]["n_windows"] > 1  # the long group's score() settings
+    assert_same_as_score_path(fast, slow)
+    check_conservation(fast)
+
+
+def test_a_group_of_exactly_one_window_is_packed(tiny_gpt2):
+    words = STORY_1
+    n = len(tiny_gpt2.tokenizer(" ".join(words), add_special_tokens=False)["input_ids"])
+    assert score_words(words, tiny_gpt2, max_length=n).attrs["packed_groups"] == 1
+    assert score_words(words, tiny_gpt2, max_length=n - 1,
+                       stride=4).attrs["packed_groups"] == 0
+    fast = score_words(words, tiny_gpt2, max_length=n)
+    ref = score(" ".join(words), tiny_gpt2, max_length=n).to_frame("word", log_freq=False)
+    np.testing.assert_allclose(fast["surprisal"], ref["surprisal"], rtol=1e-7, atol=1e-5)
+
+
+def test_bow_correction_and_other_options_go_through_score(tiny_gpt2):
+    frame = item_frame(3)
+    out = score_words(frame, tiny_gpt2, by="item", bow_correction=True)
+    assert out.attrs["packed_groups"] == 0
+    assert score_words(frame, tiny_gpt2, by="item", batch_size=2).attrs["packed_groups"] == 0
+    assert not packed_texts.can_pack(tiny_gpt2, {"words": r"\w+"})
+    assert packed_texts.can_pack(tiny_gpt2, {"max_length": 8, "add_eos": True})
+    with pytest.raises(ValueError, match="top_k"):
+        score_words(frame, tiny_gpt2, by="item", top_k=-1)
+
+
+@pytest.mark.default_model
+def test_default_model_packed_equals_score_path(default_lm):
+    frame = item_frame(12)
+    fast = score_words(frame, default_lm, by="item", add_eos=True)
+    slow = score_words(frame, default_lm, by="item", add_eos=True, packed=False)
+    assert fast.attrs["packed_groups"] == 12
+    assert_same_as_score_path(fast, slow, rel=1e-6, abs_=1e-5)
+    check_conservation(fast)
