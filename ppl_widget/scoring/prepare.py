@@ -93,6 +93,8 @@ class PreparingText:
     one before, so the input sequence's start is final early and grows while the GPU
     scores it.  Segments end at checked cuts, so they join into the tokens of one call."""
 
+    first_target = 1  # no context: the text's own first target
+
     def __init__(self, text: str, tok: Any, first: tuple[np.ndarray, np.ndarray], cut: int,
                  head: list[int], add_eos: bool, words: WordSpec):
         self._changed = threading.Condition()

@@ -20,6 +20,7 @@ from ..core.result import TOKEN_ARRAYS, ScoreResult, empty_token_arrays
 from ..core.text_units import DEFAULT_WORD_PATTERN, WordSpec
 from ..core.validation import as_count
 from ..core.windows import Window, check_window_params, plan_windows, plan_windows_of_start
+from .context import Context, check_context
 from .models import LoadedModel, as_loaded
 from .prepare import Prepared, PreparingText, prepare, prepare_ahead
 
@@ -178,7 +179,7 @@ class _Forward:
         memory asynchronously, so the host can finish the previous batch meanwhile."""
         import torch
 
-        inputs = torch.stack([sequence[w.input_start:w.input_end] for w in batch])
+        inputs = torch.stack([window_inputs(sequence, w) for w in batch])
         targets = torch.cat([sequence[w.target_start:w.target_end] for w in batch])
         n_targets = [w.n_targets for w in batch]
         # b after the last token: in the last window, feed the last token too (causal
@@ -189,7 +190,8 @@ class _Forward:
                    and last.target_end == len(sequence)
                    and last.n_inputs + 1 <= (self.end_row_limit or 0))
         if end_row:
-            inputs, n_targets = sequence[last.input_start:][None], [n_targets[0] + 1]
+            inputs = window_inputs(sequence, last, len(sequence))[None]
+            n_targets = [n_targets[0] + 1]
         parts: dict[str, list] = {}
         row = 0
         for logits in self.target_logits(inputs, n_targets):
@@ -221,18 +223,32 @@ class _Forward:
     def score_batch(self, sequence: Any, batch: list[Window]) -> dict[str, np.ndarray]:
         return self.submit(sequence, batch)()
 
-    def bow_after_last(self, sequence: Any, max_length: int) -> float:
+    def bow_after_last(self, sequence: Any, max_length: int, prefixed: bool = False) -> float:
         """b at the position after the last token: one more row, from the last
-        ``max_length`` positions (so the last word's end is paid for)."""
+        ``max_length`` positions (so the last word's end is paid for); ``prefixed``:
+        the prefix token in place of the first of them, as every window reads it."""
         import torch
 
         if self.bow_mask is None or len(sequence) == 0:
             return math.nan
-        inputs = sequence[max(0, len(sequence) - max_length):][None]
+        start = max(0, len(sequence) - max_length)
+        inputs = window_inputs(sequence, Window(start, len(sequence), len(sequence),
+                                                len(sequence) + 1, prefixed and start > 0))[None]
         with torch.inference_mode():
             logits = next(iter(self.target_logits(inputs, [1])))
             probs = torch.softmax(logits.float(), dim=-1)
             return float((probs @ self.bow_mask)[0])
+
+
+def window_inputs(sequence: Any, w: Window, end: int | None = None) -> Any:
+    """What the model reads for window ``w`` (up to position ``end``, default its
+    ``input_end``): a prefixed window reads position 0, the prefix token, first."""
+    import torch
+
+    inputs = sequence[w.input_start:w.input_end if end is None else end]
+    if w.prefixed:
+        inputs = torch.cat([sequence[:1], inputs[1:]])
+    return inputs
 
 
 def _bow_mask(lm: LoadedModel, vocab_size: int) -> Any:
@@ -309,18 +325,21 @@ def _is_oom(exc: BaseException) -> bool:
     return isinstance(exc, oom) or "out of memory" in str(exc).lower()
 
 
-def resolve_window(lm: LoadedModel, max_length: int | None, stride: int | None) -> tuple[int, int]:
+def resolve_window(lm: LoadedModel, max_length: int | None, stride: int | None,
+                   prefix_every_window: bool = False) -> tuple[int, int]:
     """Defaults: the model's context length (capped on CPU), stride half of it; checked by
     the one window rule (``core.windows.check_window_settings``)."""
     if max_length is None:
         max_length = lm.default_max_length()
-    return check_window_params(max_length, stride, context_length=lm.context_length)
+    return check_window_params(max_length, stride, context_length=lm.context_length,
+                               prefix_every_window=prefix_every_window)
 
 
 def stream(text: str, lm: Any = None, *, max_length: int | None = None, stride: int | None = None,
            prefix: str | None = "bos", add_eos: bool = False, top_k: int = 5,
            batch_size: int | str = "auto", words: WordSpec = None,
            cancel: CancelFlag = None, reuse: ScoreResult | None = None,
+           context: Context = None, prefix_every_window: bool = False,
            ) -> Iterator[ScoreProgress]:
     """Score ``text`` window by window, yielding a ``ScoreProgress`` per batch.
 
@@ -334,10 +353,19 @@ def stream(text: str, lm: Any = None, *, max_length: int | None = None, stride: 
     edit cannot change keep their results (the first item holds them); scoring
     starts at the first window holding a changed token (scoring/incremental.py).
     ``result.settings["reused_tokens"]`` says how many were kept.
+
+    ``context`` and ``prefix_every_window``: see ``score``.
     """
     lm = as_loaded(lm)
     top_k = as_count("top_k", top_k, minimum=0, rule="a non-negative integer")
-    max_length, stride = resolve_window(lm, max_length, stride)
+    max_length, stride = resolve_window(lm, max_length, stride, prefix_every_window)
+    context = check_context(context)
+    if prefix_every_window and prefix is None:
+        raise ValueError("prefix_every_window=True reads the prefix token in every window: "
+                         "it needs prefix='bos'")
+    if prefix_every_window and hasattr(lm, "make_forward"):
+        raise ValueError("prefix_every_window=True is for neural models (an n-gram model "
+                         "reads no prefix token)")
     if batch_size == "auto":
         batch_size = auto_batch_size(lm, max_length)
     batch_size = as_count("batch_size", batch_size, minimum=1,
@@ -353,9 +381,11 @@ def stream(text: str, lm: Any = None, *, max_length: int | None = None, stride: 
         "prefix_token": None, "add_eos": add_eos, "top_k": forward.top_k,
         "device": str(lm.device), "dtype": str(lm.dtype).replace("torch.", ""),
         "words": str(words) if words is not None else DEFAULT_WORD_PATTERN, "n_windows": 0,
+        "prefix_every_window": prefix_every_window, "context_tokens": 0,
     }
+    plan = {"prefix_every_window": prefix_every_window}
     depth = _pipeline_depth(lm, forward)
-    if depth > 1 and reuse is None:
+    if depth > 1 and reuse is None and context is None:
         # a GPU: it scores the first batches while the host tokenizes the rest of a long
         # text; the start holds one batch (its windows' targets, and the first's context)
         ahead = prepare_ahead(text, lm, batch_size * stride + max_length,
@@ -363,11 +393,13 @@ def stream(text: str, lm: Any = None, *, max_length: int | None = None, stride: 
         if ahead is not None:
             yield from _run(ahead, None, forward, lm, settings, batch_size, depth, cancel)
             return
-    prep = prepare(text, lm, prefix=prefix, add_eos=add_eos, words=words)
-    windows = plan_windows(len(prep.sequence), max_length, stride)
-    settings.update(prefix_token=prep.prefix_token, n_windows=len(windows))
+    prep = prepare(text, lm, prefix=prefix, add_eos=add_eos, words=words, context=context)
+    windows = plan_windows(len(prep.sequence), max_length, stride,
+                           first_target=prep.first_target, **plan)
+    settings.update(prefix_token=prep.prefix_token, n_windows=len(windows),
+                    context_tokens=prep.n_context_tokens)
     kept = None
-    if reuse is not None:
+    if reuse is not None and context is None and not prefix_every_window:
         from .incremental import plan_reuse
 
         kept = plan_reuse(reuse, prep, windows, settings)
@@ -386,10 +418,11 @@ def _run(prep: Prepared | PreparingText, windows: list[Window] | None, forward: 
     import torch
 
     max_length, stride = settings["max_length"], settings["stride"]
+    plan = {"prefix_every_window": settings["prefix_every_window"]}
     ahead = prep if isinstance(prep, PreparingText) else None
     if ahead is not None:  # the device holds the positions final so far
         sequence = _extend_on_device(None, ahead.known(), lm.device)
-        windows = plan_windows_of_start(len(sequence), max_length, stride)
+        windows = plan_windows_of_start(len(sequence), max_length, stride, **plan)
         total = -1  # not known until the whole text is tokenized
     else:
         sequence = torch.as_tensor(prep.sequence, device=lm.device)
@@ -412,7 +445,7 @@ def _run(prep: Prepared | PreparingText, windows: list[Window] | None, forward: 
                 unscored_token_ids=prep.unscored_ids, unscored_offsets=prep.unscored_offsets,
                 settings={**settings, "batch_size": batch_size},
                 partial=scored < total, total_tokens=total, elapsed_s=elapsed,
-                tokenizer=lm.tokenizer,
+                tokenizer=lm.tokenizer, context=getattr(prep, "context", None),
                 bow_prob_end=bow_end[0] if scored == total else math.nan)
         return build
 
@@ -426,7 +459,7 @@ def _run(prep: Prepared | PreparingText, windows: list[Window] | None, forward: 
         nonlocal windows, sequence
         positions = ahead.known()
         if len(positions) > len(sequence):
-            windows = plan_windows_of_start(len(positions), max_length, stride)
+            windows = plan_windows_of_start(len(positions), max_length, stride, **plan)
             sequence = _extend_on_device(sequence, positions, lm.device)
 
     def settle() -> None:
@@ -434,7 +467,7 @@ def _run(prep: Prepared | PreparingText, windows: list[Window] | None, forward: 
         nonlocal prep, ahead, windows, sequence, total
         assert ahead is not None
         prep, ahead = ahead.result(), None
-        full = plan_windows(len(prep.sequence), max_length, stride)
+        full = plan_windows(len(prep.sequence), max_length, stride, **plan)
         assert full[:i] == windows[:i], "the start's windows are the whole text's"
         windows = full
         sequence = _extend_on_device(sequence, prep.sequence, lm.device)
@@ -502,7 +535,8 @@ def _run(prep: Prepared | PreparingText, windows: list[Window] | None, forward: 
             arrays = pending()
         except Exception as exc:  # an asynchronous device error surfaces here
             raise failed(exc) from exc
-        start, stop = batch[0].target_start - 1, batch[-1].target_end - 1
+        first = prep.first_target  # a sequence position; targets are counted from it
+        start, stop = batch[0].target_start - first, batch[-1].target_end - first
         arrays.update(token_ids=prep.target_ids[start:stop],
                       offsets=prep.target_offsets[start:stop],
                       units=prep.target_units[start:stop], is_eos=prep.target_is_eos[start:stop])
@@ -513,7 +547,8 @@ def _run(prep: Prepared | PreparingText, windows: list[Window] | None, forward: 
             bow_end[0] = float(np.asarray(end).reshape(-1)[0])
         elif stop == total and hasattr(forward, "bow_after_last"):  # one more forward
             try:
-                bow_end[0] = forward.bow_after_last(sequence, settings["max_length"])
+                bow_end[0] = forward.bow_after_last(sequence, settings["max_length"],
+                                                    plan["prefix_every_window"])
             except Exception as exc:
                 raise failed(exc) from exc
         new_ids = [i for i in _ids_in([arrays]).tolist() if i not in vocab]
@@ -601,7 +636,8 @@ def _plain_fast_decode(tokenizer: Any) -> bool:
 def score(text: str, lm: Any = None, *, max_length: int | None = None, stride: int | None = None,
           prefix: str | None = "bos", add_eos: bool = False, top_k: int = 5,
           batch_size: int | str = "auto", words: WordSpec = None,
-          reuse: ScoreResult | None = None) -> ScoreResult:
+          reuse: ScoreResult | None = None, context: Context = None,
+          prefix_every_window: bool = False) -> ScoreResult:
     """Score every token of ``text`` exactly once with strided sliding windows.
 
     ``lm``: anything ``load_model`` takes (default: the embedded SmolLM2).
@@ -612,9 +648,18 @@ def score(text: str, lm: Any = None, *, max_length: int | None = None, stride: i
     ``prefix="bos"`` scores the first token after the BOS (else EOS) token;
     ``prefix=None`` leaves it unscored.  ``add_eos`` also scores an EOS token.
     ``reuse``: the result of an earlier version of the text (see ``stream``).
+
+    ``context``: a string or a chat (a list of ``{"role", "content"}`` messages) the model
+    reads before ``text``; only ``text``'s tokens are scored and counted, and a context
+    longer than the window is read as far back as ``max_length`` allows.  A string's
+    trailing whitespace moves to the start of ``text`` (``result.text``); a chat is
+    rendered with the tokenizer's chat template and ``text`` is the assistant's reply
+    (``add_eos`` then scores the template's end-of-turn token).  See docs/context.md.
+    ``prefix_every_window``: every window reads the prefix token first, then up to
+    ``max_length - 1`` tokens (llama.cpp's layout); each token is still scored once.
     """
     progress = stream(text, lm, max_length=max_length, stride=stride, prefix=prefix,
                       add_eos=add_eos, top_k=top_k, batch_size=batch_size, words=words,
-                      reuse=reuse)
+                      reuse=reuse, context=context, prefix_every_window=prefix_every_window)
     last = deque(progress, maxlen=1)  # stream always yields; the last item is complete
     return last[0].result
