@@ -63,6 +63,15 @@ def check_context(context: Any) -> str | list[dict[str, str]] | None:
     return chat
 
 
+def move_whitespace(context: Any, text: str) -> tuple[Any, str]:
+    """The seam's first step: a string context's trailing whitespace moves to the start
+    of ``text`` (a chat, or None, is returned as is)."""
+    if not isinstance(context, str):
+        return context, text
+    stripped = context.rstrip()
+    return stripped, context[len(stripped):] + text
+
+
 def render_chat(tokenizer: Any, chat: list[dict[str, str]]) -> str:
     """The chat as its template renders it, ending with the generation prompt."""
     if not getattr(tokenizer, "chat_template", None):
@@ -101,8 +110,7 @@ def encode_pair(tokenizer: Any, context: Context, text: str) -> EncodedPair:
         raise ValueError("encode_pair needs a context")
     chat = None if isinstance(context, str) else context
     if chat is None:
-        stripped = context.rstrip()
-        text = context[len(stripped):] + text  # the trailing whitespace moves
+        stripped, text = move_whitespace(context, text)
         prompt, specials = stripped, False
     else:
         prompt, specials = render_chat(tokenizer, chat), True
