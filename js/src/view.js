@@ -27,6 +27,7 @@ import {
   TRAIT_ERROR,
   TRAIT_MAX_LENGTH,
   TRAIT_PREFIX,
+  TRAIT_PREFIX_EVERY_WINDOW,
   TRAIT_RESULT,
   TRAIT_SETTINGS,
   TRAIT_SHOW_BOUNDARIES,
@@ -34,6 +35,7 @@ import {
   TRAIT_STRIDE,
   TRAIT_TEXT,
 } from "./protocol.js";
+import { ContextView } from "./context.js";
 import { TextView } from "./render.js";
 import { TokenStore } from "./store.js";
 import { ProgressRow, Toolbar } from "./toolbar.js";
@@ -142,7 +144,9 @@ export class PplView {
     this.selPanel = new SelectionPanel();
     this.settings = new SettingsPanel((v) => this._applySettings(v));
     const panel = h("aside", { class: "pplw-panel" }, this.metrics.el, this.selPanel.el, this.settings.el);
-    const main = h("div", { class: "pplw-main" }, h("div", { class: "pplw-textcol" }, this.scroller), panel);
+    // what the model read first (not scored): uncoloured, before the text
+    this.contextView = new ContextView();
+    const main = h("div", { class: "pplw-main" }, h("div", { class: "pplw-textcol" }, this.contextView.el, this.scroller), panel);
     // editable mode: the text box sets the text trait; the kernel re-scores what changed
     this.editor = new TextEditor((t) => {
       this.model.set(TRAIT_TEXT, t);
@@ -206,7 +210,7 @@ export class PplView {
       const rd = this.model.get(TRAIT_RESULT);
       if (rd) this._loadResult(rd);
     });
-    for (const t of [TRAIT_MAX_LENGTH, TRAIT_STRIDE, TRAIT_PREFIX]) this._on(`change:${t}`, () => this._syncControls());
+    for (const t of [TRAIT_MAX_LENGTH, TRAIT_STRIDE, TRAIT_PREFIX, TRAIT_PREFIX_EVERY_WINDOW]) this._on(`change:${t}`, () => this._syncControls());
     this._on(`change:${TRAIT_COLOR_MODE}`, () => {
       const m = this.model.get(TRAIT_COLOR_MODE);
       if (MODES.includes(m) && m !== this.mode) this._setMode(m, false);
@@ -466,6 +470,8 @@ export class PplView {
     this.metrics.update(metrics, state, this.unit);
     this._syncToolbar();
     this.settings.setSettings(model.get(TRAIT_SETTINGS));
+    this.metrics.setContext(model.get(TRAIT_SETTINGS));
+    this.contextView.set(model.get(TRAIT_SETTINGS));
 
     const err = store.error || (model.get(TRAIT_ERROR) || "");
     this.errorBox.hidden = !err;
@@ -706,13 +712,17 @@ export class PplView {
       max_length: m.get(TRAIT_MAX_LENGTH),
       stride: m.get(TRAIT_STRIDE),
       prefix: m.get(TRAIT_PREFIX),
+      prefix_every_window: m.get(TRAIT_PREFIX_EVERY_WINDOW),
     });
   }
 
   _applySettings(v) {
     const m = this.model;
     const same =
-      m.get(TRAIT_MAX_LENGTH) === v.max_length && m.get(TRAIT_STRIDE) === v.stride && m.get(TRAIT_PREFIX) === v.prefix;
+      m.get(TRAIT_MAX_LENGTH) === v.max_length &&
+      m.get(TRAIT_STRIDE) === v.stride &&
+      m.get(TRAIT_PREFIX) === v.prefix &&
+      (m.get(TRAIT_PREFIX_EVERY_WINDOW) === true) === v.prefix_every_window;
     if (same) {
       setText(this.settings.msg, "Settings unchanged.");
       this.settings.msg.className = "pplw-form-msg";
@@ -721,6 +731,7 @@ export class PplView {
     m.set(TRAIT_MAX_LENGTH, v.max_length);
     m.set(TRAIT_STRIDE, v.stride);
     m.set(TRAIT_PREFIX, v.prefix);
+    m.set(TRAIT_PREFIX_EVERY_WINDOW, v.prefix_every_window);
     m.save_changes();
     setText(this.settings.msg, "Re-scoring…");
     this.settings.msg.className = "pplw-form-msg";
