@@ -172,3 +172,29 @@ def test_a_result_with_a_context_round_trips(tiny_gpt2):
     assert back.context == "The quick" and back.text == res.text
     assert back.settings["prefix_every_window"] is True
     np.testing.assert_array_equal(back.surprisal, res.surprisal)
+
+
+def test_the_default_model_given_a_context_and_a_chat(default_lm, f64):
+    """SmolLM2-Instruct: a string context longer than the window, and a chat through the
+    model's own template with its end-of-turn token (<|im_end|>) scored."""
+    res = score(TEXT, default_lm, context=LONG_TEXT[:400], max_length=32, stride=8)
+    seq, first = context_sequence(default_lm, LONG_TEXT[:400], TEXT)
+    assert first > 32  # the context alone overflows the window
+    want, ctx = brute_force(f64(default_lm), seq, first, 32, 8)
+    np.testing.assert_allclose(res.surprisal, want, atol=2e-4, rtol=0)
+    np.testing.assert_array_equal(res.context_length, ctx)
+
+    tok = default_lm.tokenizer
+    chat = [{"role": "user", "content": "Say something about foxes."}]
+    reply = "The quick brown fox jumps over the lazy dog."
+    res = score(reply, default_lm, context=chat, add_eos=True)
+    rendered = tok.apply_chat_template(chat, add_generation_prompt=True, tokenize=False)
+    ctx_ids = tok(rendered, add_special_tokens=False)["input_ids"]
+    whole = tok(rendered + reply, add_special_tokens=False)["input_ids"]
+    seq = whole + tok.convert_tokens_to_ids(["<|im_end|>"])
+    with torch.no_grad():
+        logp = torch.log_softmax(f64(default_lm)(torch.tensor([seq])).logits[0], -1)
+    want = [-logp[p - 1, seq[p]].item() for p in range(len(ctx_ids), len(seq))]
+    np.testing.assert_allclose(res.surprisal, want, atol=2e-4, rtol=0)
+    assert res.is_eos[-1] and res.token_ids[-1] == seq[-1]
+    assert res.settings["context_tokens"] == len(ctx_ids)
