@@ -3,7 +3,7 @@
 ``score_corpus`` scores a chunk of documents at a time (``flush_docs``, 64): tokenize it,
 score its windows in batches, write its Parquet part.  On a GPU the next chunk is now
 tokenized and the last one written in threads while this one scores
-(``scoring/corpus_pipeline.py``); before, all three ran in turn and the GPU waited for the
+(``scoring/corpus/pipeline.py``); before, all three ran in turn and the GPU waited for the
 other two.  Without a GPU this is measured with the device simulated: each batch "runs"
 by sleeping for a time proportional to its padded positions (196 ms for 32 x 1,024, the
 H100's Llama-1B batch, docs/performance.md), after 15 ms of Python holding the GIL for
@@ -38,7 +38,7 @@ sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 from bench_gpu import build_model, cut_to_tokens, stdlib_text, train_tokenizer  # noqa: E402
 
 from ppl_widget import load_model, score_corpus  # noqa: E402
-from ppl_widget.scoring import corpus  # noqa: E402
+from ppl_widget.scoring.corpus import run as corpus  # noqa: E402
 
 
 def documents(text: str, chars: int) -> dict[str, str]:
@@ -53,7 +53,7 @@ def documents(text: str, chars: int) -> dict[str, str]:
 
 
 class SimulatedBatches:
-    """Stands in for ``corpus_batch.run_batch``: sleeps as a GPU would compute."""
+    """Stands in for ``corpus.batch.run_batch``: sleeps as a GPU would compute."""
 
     def __init__(self, seconds_per_position: float, launch_s: float):
         self.per_position, self.launch_s = seconds_per_position, launch_s
@@ -80,16 +80,16 @@ class SimulatedBatches:
 
 def timed_run(docs: dict, lm: Any, device: SimulatedBatches, beside: bool, out: str,
               **opts: Any) -> dict[str, float]:
-    real_run, real_depth = corpus.run_batch, corpus._pipeline_depth
+    real_run, real_depth = corpus.run_batch, corpus.pipeline_depth
     corpus.run_batch = device
-    corpus._pipeline_depth = lambda *_: 2 if beside else 1
+    corpus.pipeline_depth = lambda *_: 2 if beside else 1
     try:
         busy0 = device.busy_s
         t0 = time.perf_counter()
         result = score_corpus(docs, out, lm, progress=False, **opts)
         total = time.perf_counter() - t0
     finally:
-        corpus.run_batch, corpus._pipeline_depth = real_run, real_depth
+        corpus.run_batch, corpus.pipeline_depth = real_run, real_depth
     assert len(result) == len(docs)
     busy = device.busy_s - busy0
     return {"total": total, "busy": busy, "over": total - busy,

@@ -224,14 +224,16 @@ def bench_model(kind: str, args: argparse.Namespace, text: str, tokenizer: Any,
           f"non-embedding), vocabulary {model.get_output_embeddings().weight.shape[0]}, "
           f"{lm.dtype}, attention {model.config._attn_implementation}; {n_tokens} tokens",
           flush=True)
+    from ppl_widget.scoring.forward import BatchedForward
     from ppl_widget.scoring.prepare import prepare_ahead
-    from ppl_widget.scoring.scorer import _Forward, _pipeline_depth, auto_batch_size
+    from ppl_widget.scoring.run import pipeline_depth
+    from ppl_widget.scoring.scorer import auto_batch_size
 
-    fwd = _Forward(lm, 5)
+    fwd = BatchedForward(lm, 5)
     batch = auto_batch_size(lm, args.max_length)
     # on a GPU, score tokenizes all but the text's start while the first batches run
     ahead = (prepare_ahead(text, lm, batch * args.max_length + args.max_length)
-             if _pipeline_depth(lm, fwd) > 1 else None)
+             if pipeline_depth(lm, fwd) > 1 else None)
     if ahead is not None:
         ahead.result()
     print(f"   ppl_widget path: fused Triton statistics {fwd.fused}, fp32-output head product "
@@ -364,8 +366,9 @@ def profile_model(kind: str, args: argparse.Namespace, text: str, tokenizer: Any
     kernels of one ``score`` call (torch.profiler)."""
     from torch.profiler import ProfilerActivity, profile
 
+    from ppl_widget.scoring.forward import BatchedForward
     from ppl_widget.scoring.prepare import prepare
-    from ppl_widget.scoring.scorer import _Forward, auto_batch_size
+    from ppl_widget.scoring.scorer import auto_batch_size
 
     model = build_model(kind, args.smoke, tokenizer, device)
     lm = load_model((model, tokenizer))
@@ -376,7 +379,7 @@ def profile_model(kind: str, args: argparse.Namespace, text: str, tokenizer: Any
     prepare(text, lm)
     print(f"\n== {kind}: prepare (tokenize with offsets, units) of {args.tokens} tokens: "
           f"{time.perf_counter() - t:.3f} s")
-    fwd = _Forward(lm, 5)
+    fwd = BatchedForward(lm, 5)
     bs = auto_batch_size(lm, L)
     inputs = torch.randint(0, 1000, (bs, L), device=device)
     rows = bs * L // 2

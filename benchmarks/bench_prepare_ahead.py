@@ -22,6 +22,7 @@ each is above the device's own busy time (the part a faster host cannot remove).
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import pathlib
 import platform
@@ -66,6 +67,7 @@ class SimulatedDevice:
 class SimulatedForward:
     """The scorer's forward, two batches in flight, on a ``SimulatedDevice``."""
 
+    supports_async = True
     pipeline_depth = 2
 
     def __init__(self, device: SimulatedDevice, top_k: int, batch_s: float, launch_s: float,
@@ -94,6 +96,9 @@ class SimulatedForward:
     def score_batch(self, sequence: Any, batch: list) -> dict[str, np.ndarray]:
         return self.submit(sequence, batch)()
 
+    def bow_after_last(self, sequence: Any, max_length: int) -> float:
+        return math.nan
+
 
 class SimulatedModel:
     """What ``stream`` needs of a model kind that brings its own forward."""
@@ -111,7 +116,11 @@ class SimulatedModel:
     def default_max_length(self) -> int:
         return 1024
 
-    def make_forward(self, top_k: int) -> SimulatedForward:
+    @property
+    def vocab_size(self) -> int:
+        return len(self.tokenizer)
+
+    def make_forward(self, top_k: int, max_length: int) -> SimulatedForward:
         return SimulatedForward(self.device_state, top_k, **self.forward)
 
 

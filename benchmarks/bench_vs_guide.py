@@ -139,9 +139,9 @@ def main() -> None:
     fm = flop_model(lm.model)
     flops = executed_flops(fm, n + 1, args.max_length, args.stride)
     ours = flops["score"]
-    from ppl_widget.scoring.scorer import _Forward
+    from ppl_widget.scoring.forward import BatchedForward
 
-    if getattr(_Forward(lm, 5), "bow_mask", None) is not None:
+    if getattr(BatchedForward(lm, 5), "bow_mask", None) is not None:
         # the begin-of-word probability after the last token: one more input position in
         # the last window when the context has room, else one more forward of a window
         if args.max_length + 1 <= (lm.context_length or args.max_length):

@@ -34,6 +34,13 @@ _LAZY = {
     "score_corpus": "ppl_widget.scoring.corpus:score_corpus",
     "open_corpus": "ppl_widget.core.corpus:open_corpus",
     "CorpusResults": "ppl_widget.core.corpus:CorpusResults",
+    "score_words": "ppl_widget.scoring.words:score_words",
+    "WordListError": "ppl_widget.core.word_list:WordListError",
+    "score_pairs": "ppl_widget.scoring.pairs:score_pairs",
+    "PairsInputError": "ppl_widget.core.pairs:PairsInputError",
+    "show_pairs": "ppl_widget.views.pairs_view:show_pairs",
+    "PairsWidget": "ppl_widget.views.pairs_view:PairsWidget",
+    "pairs_accuracy_chart": "ppl_widget.views.charts_pairs:pairs_accuracy_chart",
 }
 
 __all__ = [

@@ -97,14 +97,14 @@ TEXT = "The quick brown fox jumps over the lazy dog.\nSurprisal is  minus the lo
 
 @pytest.mark.parametrize("which", ["gpt2", "llama"])
 def test_mask_b_and_correction_match_brute_force(which, tiny_gpt2, tiny_llama, monkeypatch):
-    from ppl_widget.scoring import scorer
+    from ppl_widget.scoring.forward import BatchedForward
 
     lm = {"gpt2": tiny_gpt2, "llama": tiny_llama}[which]
 
     def no_second_forward(*args):
         raise AssertionError("a text that fits one window needs no second forward for b")
 
-    monkeypatch.setattr(scorer._Forward, "bow_after_last", no_second_forward)
+    monkeypatch.setattr(BatchedForward, "bow_after_last", no_second_forward)
     res = score(TEXT, lm, max_length=64, stride=64)
     assert len(res) + 1 <= 64  # one window: the brute force sees the same context
     b_all, mask = brute_force(lm, TEXT, byte_level=which == "gpt2")
@@ -134,10 +134,10 @@ def b_after(lm, text, n_context):
 
 def test_b_is_kept_through_strided_windows_and_json(tiny_gpt2, monkeypatch):
     from ppl_widget import ScoreResult
-    from ppl_widget.scoring import scorer
+    from ppl_widget.scoring.forward import BatchedForward
 
     calls = []
-    monkeypatch.setattr(scorer._Forward, "bow_after_last",
+    monkeypatch.setattr(BatchedForward, "bow_after_last",
                         lambda *a: calls.append(a) or math.nan)
     res = score(TEXT * 3, tiny_gpt2, max_length=16, stride=8)
     assert np.all((res.bow_prob > 0) & (res.bow_prob <= 1))

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from conftest import CORPUS, LONG_TEXT
 
-from ppl_widget.scoring.corpus_pipeline import BackgroundWriter, prefetched
+from ppl_widget.scoring.corpus.pipeline import BackgroundWriter, prefetched
 
 
 def test_prefetched_works_one_ahead_in_order():
@@ -96,13 +96,13 @@ def test_corpus_run_with_host_work_beside_equals_one_in_turn(tiny_gpt2, tmp_path
     pytest.importorskip("torch")
     pytest.importorskip("pyarrow")
     from ppl_widget import score_corpus
-    from ppl_widget.scoring import corpus
+    from ppl_widget.scoring.corpus import run as corpus
 
     opts = dict(max_length=32, stride=16, top_k=3, batch_size=3, flush_docs=3, progress=False)
     in_turn = score_corpus(DOCS, tmp_path / "a.parquet", tiny_gpt2, **opts)
     threads = set()
-    real_tokenize, real_write = corpus._Run._tokenize, corpus._Run._write_part
-    real_assemble = corpus._Run._assemble
+    real_tokenize, real_write = corpus.CorpusRun._tokenize, corpus.CorpusRun._write_part
+    real_assemble = corpus.CorpusRun._assemble
 
     def assemble(self, *args):
         threads.add(("assemble", threading.current_thread().name.split("_")[0]))
@@ -116,10 +116,10 @@ def test_corpus_run_with_host_work_beside_equals_one_in_turn(tiny_gpt2, tmp_path
         threads.add(("write", threading.current_thread().name.split("_")[0]))
         return real_write(self, rows)
 
-    monkeypatch.setattr(corpus, "_pipeline_depth", lambda lm, fwd: 2)  # as on a GPU
-    monkeypatch.setattr(corpus._Run, "_tokenize", tokenize)
-    monkeypatch.setattr(corpus._Run, "_write_part", write)
-    monkeypatch.setattr(corpus._Run, "_assemble", assemble)
+    monkeypatch.setattr(corpus, "pipeline_depth", lambda lm, fwd: 2)  # as on a GPU
+    monkeypatch.setattr(corpus.CorpusRun, "_tokenize", tokenize)
+    monkeypatch.setattr(corpus.CorpusRun, "_write_part", write)
+    monkeypatch.setattr(corpus.CorpusRun, "_assemble", assemble)
     beside = score_corpus(DOCS, tmp_path / "b.parquet", tiny_gpt2, **opts)
     assert threads == {("tokenize", "ppl-widget-tokenize"), ("write", "ppl-widget-write"),
                        ("assemble", "ppl-widget-write")}

@@ -15,7 +15,7 @@ pytest.importorskip("torch")
 pytest.importorskip("pyarrow")
 
 from ppl_widget import load_model, open_corpus, score_corpus  # noqa: E402
-from ppl_widget.scoring.distributed import Ranks, device_for_rank, init  # noqa: E402
+from ppl_widget.scoring.corpus.distributed import Ranks, device_for_rank, init  # noqa: E402
 
 DOCS = {"long": LONG_TEXT, "empty": "", **{f"s{i}": t for i, t in enumerate(CORPUS[:5])}}
 

@@ -93,7 +93,7 @@ def test_score_corpus_command_without_pyarrow(tmp_path, without, capsys):
 
 
 def test_saved_dataset_without_datasets(tmp_path, without):
-    from ppl_widget.scoring.corpus_input import open_documents
+    from ppl_widget.scoring.corpus.input import open_documents
 
     (tmp_path / "dataset_info.json").write_text("{}")
     (tmp_path / "state.json").write_text("{}")

@@ -95,11 +95,11 @@ def test_fused_top_k_sizes_match_torch_topk(top_k):
 
 def test_fp32_gpu_equals_cpu_per_token(cpu_lm):
     from ppl_widget import score
-    from ppl_widget.scoring.scorer import _Forward
+    from ppl_widget.scoring.forward import BatchedForward
 
     cpu = score(TEXT, cpu_lm, max_length=64, stride=24)
     gpu_lm = on_gpu(cpu_lm, "float32")
-    assert _Forward(gpu_lm, 5).fused
+    assert BatchedForward(gpu_lm, 5).fused
     gpu = score(TEXT, gpu_lm, max_length=64, stride=24)
     assert gpu.settings["batch_size"] > 1  # batched, and two batches in flight
     np.testing.assert_allclose(gpu.surprisal, cpu.surprisal, atol=1e-4, rtol=0)
@@ -112,11 +112,11 @@ def test_fp32_gpu_equals_cpu_per_token(cpu_lm):
 
 def test_bf16_difference_is_measured(cpu_lm, capsys):
     from ppl_widget import score
-    from ppl_widget.scoring.scorer import _Forward
+    from ppl_widget.scoring.forward import BatchedForward
 
     cpu = score(TEXT, cpu_lm, max_length=64, stride=32)
     g16 = on_gpu(cpu_lm, "bfloat16")
-    fwd = _Forward(g16, 5)
+    fwd = BatchedForward(g16, 5)
     assert fwd.fused and fwd.head_fp32 is not None  # fp32 logits from the bf16 head
     res = score(TEXT, g16, max_length=64, stride=32)
     diff = np.abs(res.surprisal - cpu.surprisal)
@@ -164,18 +164,18 @@ def test_pipelined_stream_equals_score_and_cancel_keeps_what_was_yielded():
 
 def test_out_of_memory_on_gpu_halves_the_batch_and_loses_nothing(monkeypatch):
     from ppl_widget import score
-    from ppl_widget.scoring import scorer
+    from ppl_widget.scoring.forward import BatchedForward
 
     lm = on_gpu(_tiny("llama"), "float32")
     ref = score(TEXT, lm, max_length=16, stride=8, batch_size=1)
-    real = scorer._Forward.submit
+    real = BatchedForward.submit
 
     def oom_when_big(self, sequence, batch):
         if len(batch) > 3:
             raise torch.OutOfMemoryError("CUDA out of memory (simulated)")
         return real(self, sequence, batch)
 
-    monkeypatch.setattr(scorer._Forward, "submit", oom_when_big)
+    monkeypatch.setattr(BatchedForward, "submit", oom_when_big)
     res = score(TEXT, lm, max_length=16, stride=8, batch_size=16)
     assert res.settings["batch_size"] == 2
     np.testing.assert_allclose(res.surprisal, ref.surprisal, atol=1e-5)
@@ -208,13 +208,13 @@ def test_corpus_on_gpu_with_host_work_beside_equals_it_in_turn(tmp_path, monkeyp
     from conftest import CORPUS
 
     from ppl_widget import score_corpus
-    from ppl_widget.scoring import corpus
+    from ppl_widget.scoring.corpus import run as corpus
 
     docs = {"long": TEXT, **{f"s{i}": t for i, t in enumerate(CORPUS[:9])}, "empty": ""}
     lm = on_gpu(_tiny("gpt2"), "float32")
     opts = dict(max_length=32, stride=16, batch_size=4, flush_docs=3, progress=False)
     beside = score_corpus(docs, tmp_path / "a.parquet", lm, **opts)  # on CUDA: beside
-    monkeypatch.setattr(corpus, "_pipeline_depth", lambda *_: 1)
+    monkeypatch.setattr(corpus, "pipeline_depth", lambda *_: 1)
     in_turn = score_corpus(docs, tmp_path / "b.parquet", lm, **opts)
     for doc_id in docs:
         for name in ("token_ids", "offsets", "surprisal", "entropy", "rank", "topk_ids"):

@@ -61,10 +61,10 @@ def test_cancel_callable(tiny_lm):
 
 
 def test_error_mid_run_keeps_partial_result(tiny_lm, monkeypatch):
-    from ppl_widget.scoring import scorer
+    from ppl_widget.scoring.forward import BatchedForward
 
     calls = {"n": 0}
-    real = scorer._Forward.score_batch
+    real = BatchedForward.score_batch
 
     def flaky(self, sequence, batch):
         calls["n"] += 1
@@ -72,7 +72,7 @@ def test_error_mid_run_keeps_partial_result(tiny_lm, monkeypatch):
             raise RuntimeError("simulated device failure")
         return real(self, sequence, batch)
 
-    monkeypatch.setattr(scorer._Forward, "score_batch", flaky)
+    monkeypatch.setattr(BatchedForward, "score_batch", flaky)
     with pytest.raises(ScoringError, match="simulated device failure") as info:
         score(LONG_TEXT, tiny_lm, max_length=16, stride=8, batch_size=1)
     partial = info.value.partial_result
@@ -80,9 +80,9 @@ def test_error_mid_run_keeps_partial_result(tiny_lm, monkeypatch):
 
 
 def test_out_of_memory_halves_the_batch_and_loses_nothing(tiny_lm, monkeypatch):
-    from ppl_widget.scoring import scorer
+    from ppl_widget.scoring.forward import BatchedForward
 
-    real = scorer._Forward.score_batch
+    real = BatchedForward.score_batch
     sizes = []
 
     def oom_when_big(self, sequence, batch):
@@ -91,7 +91,7 @@ def test_out_of_memory_halves_the_batch_and_loses_nothing(tiny_lm, monkeypatch):
             raise RuntimeError("CUDA out of memory. Tried to allocate 2.00 GiB")
         return real(self, sequence, batch)
 
-    monkeypatch.setattr(scorer._Forward, "score_batch", oom_when_big)
+    monkeypatch.setattr(BatchedForward, "score_batch", oom_when_big)
     res = score(LONG_TEXT, tiny_lm, max_length=16, stride=8, batch_size=8)
     assert sizes[:3] == [8, 4, 2] and not res.partial
     monkeypatch.undo()

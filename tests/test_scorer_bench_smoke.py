@@ -92,3 +92,13 @@ def test_bench_corpus_host_smoke_compares_the_two_ways():
         assert abs(float(total) - float(busy) - float(over)) < 0.0015
         assert float(busy) > 0
     assert rows[0][2] == rows[1][2]  # the same device work both ways
+
+
+def test_bench_pairs_smoke_checks_totals_and_prints_ratios():
+    stdout = run_bench("bench_pairs.py")
+    assert "| score_pairs         |" in stdout and "| loop of score()     |" in stdout, stdout
+    diff = float(re.search(r"max \|score_pairs - score\(\)\| per sentence: (\S+) nats",
+                           stdout).group(1))
+    assert diff < 1e-4
+    if "minicons not installed" not in stdout:
+        assert re.search(r"score_pairs is [\d.]+x minicons", stdout), stdout

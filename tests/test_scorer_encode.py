@@ -10,7 +10,7 @@ pytest.importorskip("torch")
 from conftest import CORPUS, _byte_level_tokenizer, _metaspace_tokenizer  # noqa: E402
 
 from ppl_widget.scoring import encode  # noqa: E402
-from ppl_widget.scoring.scorer import _decode_each, _plain_fast_decode  # noqa: E402
+from ppl_widget.scoring.vocab import decode_each, plain_fast_decode  # noqa: E402
 
 # lines of varied indentation, blank lines, non-ASCII and special-token strings
 LINES = [f"{'    ' * (i % 3)}{CORPUS[i % 5]} #{i} <|endoftext|> 🙂" for i in range(1500)]
@@ -72,11 +72,11 @@ def test_short_texts_take_one_call():
 def test_fast_decode_equals_batch_decode(make):
     tok = make()
     ids = list(range(len(tok)))
-    assert _plain_fast_decode(tok)
-    assert _decode_each(tok, ids) == dict(zip(ids, tok.batch_decode([[i] for i in ids]),
+    assert plain_fast_decode(tok)
+    assert decode_each(tok, ids) == dict(zip(ids, tok.batch_decode([[i] for i in ids]),
                                               strict=True))
     tok.clean_up_tokenization_spaces = True  # then batch_decode may clean up: use it
-    assert not _plain_fast_decode(tok)
+    assert not plain_fast_decode(tok)
 
 
 @pytest.mark.parametrize("make", [_byte_level_tokenizer, _metaspace_tokenizer])

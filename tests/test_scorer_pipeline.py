@@ -13,13 +13,14 @@ from conftest import LONG_TEXT  # noqa: E402
 
 from ppl_widget import ScoringError, score, stream  # noqa: E402
 from ppl_widget.scoring import scorer  # noqa: E402
+from ppl_widget.scoring.forward import BatchedForward  # noqa: E402
 
 
 @pytest.fixture
 def pipelined(monkeypatch):
     """Count submits and finishes; run with two batches in flight."""
     log = []
-    real = scorer._Forward.submit
+    real = BatchedForward.submit
 
     def submit(self, sequence, batch):
         log.append(("submit", batch[0].target_start))
@@ -30,8 +31,8 @@ def pipelined(monkeypatch):
             return finish()
         return wrapped
 
-    monkeypatch.setattr(scorer, "_pipeline_depth", lambda lm, forward: 2)
-    monkeypatch.setattr(scorer._Forward, "submit", submit)
+    monkeypatch.setattr(scorer, "pipeline_depth", lambda lm, forward: 2)
+    monkeypatch.setattr(BatchedForward, "submit", submit)
     return log
 
 
@@ -62,21 +63,21 @@ def test_cancel_drops_the_batch_in_flight(tiny_lm, pipelined):
 
 def test_out_of_memory_with_a_batch_in_flight_loses_nothing(tiny_lm, pipelined, monkeypatch):
     ref = score(LONG_TEXT, tiny_lm, max_length=16, stride=8, batch_size=1)
-    inner = scorer._Forward.submit
+    inner = BatchedForward.submit
 
     def oom_when_big(self, sequence, batch):
         if len(batch) > 2:
             raise torch.OutOfMemoryError("CUDA out of memory (simulated)")
         return inner(self, sequence, batch)
 
-    monkeypatch.setattr(scorer._Forward, "submit", oom_when_big)
+    monkeypatch.setattr(BatchedForward, "submit", oom_when_big)
     res = score(LONG_TEXT, tiny_lm, max_length=16, stride=8, batch_size=9)
     assert res.settings["batch_size"] == 2
     np.testing.assert_allclose(res.surprisal, ref.surprisal, atol=1e-5)
 
 
 def test_error_when_waiting_for_a_batch_keeps_what_was_yielded(tiny_lm, pipelined, monkeypatch):
-    inner = scorer._Forward.submit
+    inner = BatchedForward.submit
     calls = {"n": 0}
 
     def fails_third(self, sequence, batch):
@@ -89,7 +90,7 @@ def test_error_when_waiting_for_a_batch_keeps_what_was_yielded(tiny_lm, pipeline
             raise RuntimeError("device-side assert (simulated)")
         return broken
 
-    monkeypatch.setattr(scorer._Forward, "submit", fails_third)
+    monkeypatch.setattr(BatchedForward, "submit", fails_third)
     with pytest.raises(ScoringError, match="device-side assert") as info:
         score(LONG_TEXT, tiny_lm, max_length=16, stride=8, batch_size=1)
     assert len(info.value.partial_result) == 16 + 8  # the two batches before it

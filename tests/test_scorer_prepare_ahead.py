@@ -17,6 +17,8 @@ from conftest import CORPUS, _byte_level_tokenizer, _metaspace_tokenizer  # noqa
 from ppl_widget import ScoringError, score, stream  # noqa: E402
 from ppl_widget.scoring import prepare as prep_mod  # noqa: E402
 from ppl_widget.scoring import scorer  # noqa: E402
+from ppl_widget.scoring.forward import BatchedForward  # noqa: E402
+from ppl_widget.scoring.run import AHEAD_IN_FLIGHT  # noqa: E402
 
 # lines, some indented and some blank, so there are cuts (a newline, then a non-space)
 TEXT = "\n".join(f"{'  ' * (i % 2)}{CORPUS[i % 5]} <b>#{i}</b>" + "\n" * (i % 9 == 0)
@@ -43,7 +45,7 @@ def gpu_like(monkeypatch, short_texts_go_ahead):
     """Two batches in flight, and a log of submits (first target, length of the
     sequence, windows), finishes and the wait for the whole text."""
     log = []
-    real_submit, real_result = scorer._Forward.submit, prep_mod.PreparingText.result
+    real_submit, real_result = BatchedForward.submit, prep_mod.PreparingText.result
 
     def submit(self, sequence, batch):
         log.append(("submit", batch[0].target_start, len(sequence), len(batch)))
@@ -54,8 +56,8 @@ def gpu_like(monkeypatch, short_texts_go_ahead):
         log.append(("whole text", 0, 0, 0))
         return real_result(self)
 
-    monkeypatch.setattr(scorer, "_pipeline_depth", lambda lm, forward: 2)
-    monkeypatch.setattr(scorer._Forward, "submit", submit)
+    monkeypatch.setattr(scorer, "pipeline_depth", lambda lm, forward: 2)
+    monkeypatch.setattr(BatchedForward, "submit", submit)
     monkeypatch.setattr(prep_mod.PreparingText, "result", result)
     return log
 
@@ -124,7 +126,7 @@ def test_batches_are_in_flight_while_the_text_is_tokenized(tiny_gpt2, gpu_like, 
     full_len = max(e[2] for e in gpu_like if e[0] == "submit")
     # full batches from a start of the text (a shorter sequence), at most 4 before any
     # finishes, and none finishes before the whole text is there (its spans are needed)
-    assert 1 <= len(early) <= scorer.AHEAD_IN_FLIGHT
+    assert 1 <= len(early) <= AHEAD_IN_FLIGHT
     assert early[0][2] < full_len // 2 and all(e[3] == 8 for e in early)
     kinds = [e[0] for e in gpu_like]
     assert kinds.index("whole text") < kinds.index("finish")
@@ -189,14 +191,14 @@ def test_cancel_before_the_first_batch_reports_the_whole_text(tiny_gpt2, gpu_lik
 
 def test_out_of_memory_in_a_start_batch_halves_it_and_loses_nothing(tiny_gpt2, gpu_like,
                                                                     monkeypatch):
-    inner = scorer._Forward.submit
+    inner = BatchedForward.submit
 
     def oom_when_big(self, sequence, batch):
         if len(batch) > 4:
             raise torch.OutOfMemoryError("CUDA out of memory (simulated)")
         return inner(self, sequence, batch)
 
-    monkeypatch.setattr(scorer._Forward, "submit", oom_when_big)
+    monkeypatch.setattr(BatchedForward, "submit", oom_when_big)
     res = score(TEXT, tiny_gpt2, **WINDOW)
     assert res.settings["batch_size"] == 4
     _not_ahead(monkeypatch)
@@ -208,7 +210,7 @@ def test_error_in_a_start_batch_names_the_whole_text(tiny_gpt2, gpu_like, monkey
     def broken(self, sequence, batch):
         raise RuntimeError("device fell over")
 
-    monkeypatch.setattr(scorer._Forward, "submit", broken)
+    monkeypatch.setattr(BatchedForward, "submit", broken)
     with pytest.raises(ScoringError, match=r"after 0 of \d+ tokens: RuntimeError: device") as e:
         score(TEXT, tiny_gpt2, **WINDOW)
     partial = e.value.partial_result

@@ -92,15 +92,15 @@ def test_replay_resends_everything_for_a_late_view(tiny_gpt2, sent):
 
 @pytest.fixture
 def slow_batches(monkeypatch):
-    from ppl_widget.scoring import scorer
+    from ppl_widget.scoring.forward import BatchedForward
 
-    real = scorer._Forward.score_batch
+    real = BatchedForward.score_batch
 
     def slow(self, sequence, batch):
         time.sleep(0.05)
         return real(self, sequence, batch)
 
-    monkeypatch.setattr(scorer._Forward, "score_batch", slow)
+    monkeypatch.setattr(BatchedForward, "score_batch", slow)
 
 
 def test_cancel_message_keeps_partial_result(tiny_gpt2, sent, slow_batches):

@@ -232,10 +232,14 @@ export function palette(theme, bins = NBINS) {
   return out;
 }
 
+/** The two-sided ramp of a theme (context gain, the comparison view's differences). */
+export function divergingRamp(theme) {
+  return theme === "dark" ? "diverging-dark" : "diverging-light";
+}
+
 /** The ramp a mode is drawn with: diverging for context gain, else the theme's own. */
 export function rampFor(mode, theme) {
-  if (mode !== "context_gain") return theme;
-  return theme === "dark" ? "diverging-dark" : "diverging-light";
+  return mode === "context_gain" ? divergingRamp(theme) : theme;
 }
 
 /** The NBINS bin colours for a mode and theme (context gain uses GAIN_BINS of them). */

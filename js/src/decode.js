@@ -155,3 +155,19 @@ export function decodeResult(rd) {
         : null,
   };
 }
+
+/** One metric from Python (core/jsonable.py): null is NaN, "Infinity"/"-Infinity" a number,
+ * a [lo, hi] interval element by element; other strings (unigram_source) stay. */
+function metricValue(v) {
+  if (v == null) return NaN;
+  if (Array.isArray(v)) return v.map(metricValue);
+  return typeof v === "string" && v !== "Infinity" && v !== "-Infinity" ? v : Number(v);
+}
+
+/** Metrics dict from Python, its values read by metricValue. */
+export function normaliseMetrics(m) {
+  if (!m || typeof m !== "object") return null;
+  const out = {};
+  for (const [k, v] of Object.entries(m)) out[k] = metricValue(v);
+  return out;
+}

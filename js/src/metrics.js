@@ -1,5 +1,6 @@
 // Perplexity metrics from sums, and token ranges for a text selection.  Pure.
 
+import { normaliseMetrics } from "./decode.js";
 import { UNIT_BYTES, UNIT_CHARS, UNIT_WORDS } from "./protocol.js";
 
 export const LN2 = Math.LN2;
@@ -49,6 +50,16 @@ export function storeMetrics(store) {
   return metricsFromSums({ nats, tokens: store.length, words, chars, bytes });
 }
 
+/** What the metrics panel shows for a store: {metrics, state}; state "final" or "partial"
+ * (the kernel's metrics of an ended run), "live" (running sums while scoring), "empty". */
+export function shownMetrics(store, scoring) {
+  if (store.final && store.final.metrics) {
+    return { metrics: normaliseMetrics(store.final.metrics), state: store.final.partial ? "partial" : "final" };
+  }
+  if (store.length === 0) return { metrics: null, state: "empty" };
+  return { metrics: storeMetrics(store), state: scoring || !store.final ? "live" : "partial" };
+}
+
 /** Metrics over tokens [i0, i1). */
 export function rangeMetrics(store, i0, i1) {
   return metricsFromSums(sumRange(store, i0, i1));
@@ -67,25 +78,30 @@ function lowerBound(n, pred) {
 }
 
 /**
- * Tokens overlapping the UTF-16 range [a, b) of the text: returns [i0, i1).
- * Tokens are in text order.  A token [s, e) overlaps when s < b and e > a;
- * a zero-width token at p (a split multi-byte character, or EOS) overlaps
- * when a <= p < b, and the EOS at the very end of the text also when the
- * selection reaches the end (b == textLength).
+ * Tokens overlapping the UTF-16 range [a, b) of the text: returns [i0, i1), [0, 0] if none.
+ * The rule of Python's core/tokens.tokens_in_span (tests/cases/token_ranges.json holds
+ * the cases both run): tokens are in text order; a token [s, e) overlaps when s < b and
+ * e > a; a zero-width token (the tail of a split character, EOS) goes with the token
+ * before it; the first token, when zero-width, with the range holding its position, or
+ * at the text's end the range ending there.
  */
 export function tokensInRange(start16, end16, n, a, b, textLength) {
-  if (!(b > a) || n === 0) return [0, 0];
-  const i0 = lowerBound(n, (i) => {
-    const s = start16[i];
-    const e = end16[i];
-    return e > s ? e > a : s >= a;
-  });
-  const i1 = lowerBound(n, (i) => {
-    const s = start16[i];
-    const e = end16[i];
-    if (e > s) return s >= b;
-    if (s === b && b === textLength) return false;
-    return s >= b;
-  });
-  return i1 > i0 ? [i0, i1] : [i0, i0];
+  if (!(b >= a)) return [0, 0]; // reversed (Python refuses it)
+  const zw = (i) => !(end16[i] > start16[i]);
+  // the tokens with a width that overlap are contiguous: from p (the first ending after
+  // a) to q (the last starting before b); ends and starts only grow
+  let p = lowerBound(n, (i) => end16[i] > a);
+  while (p < n && zw(p)) p++;
+  let q = lowerBound(n, (i) => start16[i] >= b) - 1;
+  while (q >= 0 && zw(q)) q--;
+  // a zero-width first token, and the zero-width tokens right after it
+  let lead = 0;
+  const s0 = start16[0];
+  if (n > 0 && zw(0) && ((a <= s0 && s0 < b) || (s0 === b && b === textLength))) {
+    while (lead < n && zw(lead)) lead++;
+  }
+  if (p > q || p >= n) return lead > 0 ? [0, lead] : [0, 0];
+  let i1 = q + 1;
+  while (i1 < n && zw(i1)) i1++; // zero-width tokens go with the token before them
+  return [lead > 0 ? 0 : p, i1];
 }

@@ -190,7 +190,7 @@ export class TextView {
       const sp = document.createElement("span");
       let kind = KIND_TEXT;
       if (en > st) sp.textContent = text.slice(st, en);
-      else kind = st >= len ? KIND_EOS : KIND_ZW;
+      else kind = store.isAddedEos(i, len) ? KIND_EOS : KIND_ZW;
       const bin = getBin(i);
       sp.className = CLASS_CACHE[kind][bin < 0 ? NBINS : bin];
       sp.setAttribute("data-i", String(i));

@@ -39,7 +39,16 @@ export class TokenStore {
   constructor() {
     this.runId = null;
     this.retired = new Set(); // run ids whose text is gone (text trait changed)
+    this.addEos = false; // the run appended an EOS (its settings' add_eos): the view sets it
     this._clearData(0, 0);
+  }
+
+  /** Token i is the EOS that add_eos appended: the run's last token, zero-width at the
+   * end of the text (textLength UTF-16 units).  A zero-width token elsewhere, or one
+   * at the end of a run without add_eos (an empty token, a split character), is not. */
+  isAddedEos(i, textLength) {
+    if (!this.addEos || i !== Math.max(this.totalTokens, this.length) - 1) return false;
+    return !(this.end16[i] > this.start16[i]) && this.start16[i] >= textLength;
   }
 
   _clearData(capacity, topK) {
@@ -92,7 +101,7 @@ export class TokenStore {
     this._clearData(0, 0);
   }
 
-  _isRetired(runId) {
+  isRetired(runId) {
     if (this.retired.has(runId)) return true;
     if (typeof runId === "number") {
       for (const r of this.retired) if (typeof r === "number" && runId <= r) return true;
@@ -107,7 +116,7 @@ export class TokenStore {
    */
   classify(runId) {
     if (runId === this.runId && runId != null) return "current";
-    if (this._isRetired(runId)) return "stale";
+    if (this.isRetired(runId)) return "stale";
     if (this.runId == null || isNewerRun(runId, this.runId)) return "adopt";
     return "stale";
   }

@@ -55,7 +55,7 @@ export function tokenDetails(store, i, text) {
   const id = store.token_ids[i];
   const nats = store.surprisal[i];
   const zeroWidth = !(e16 > s16);
-  const eos = zeroWidth && s16 >= text.length;
+  const eos = store.isAddedEos(i, text.length);
   const vocabText = store.tokenText(id);
   const slice = zeroWidth ? "" : text.slice(s16, e16);
   const alts = store.alternatives(i).map(({ id: aid, prob }) => ({
@@ -100,7 +100,12 @@ export class Tooltip {
    * opts {unit: "bits"|"nats", bow: show the corrected word surprisal, gain}. */
   show(anchor, d, opts = {}) {
     this.index = d.index ?? d.tokens?.[0]?.index ?? -1;
-    this.el.replaceChildren(...(d.level ? this._unitContent(d, opts) : this._content(d, opts)));
+    this.showParts(anchor, d.level ? this._unitContent(d, opts) : this._content(d, opts));
+  }
+
+  /** Show the given nodes under (or above) anchor. */
+  showParts(anchor, parts) {
+    this.el.replaceChildren(...parts);
     this.el.hidden = false;
     this._place(anchor);
   }
@@ -109,7 +114,7 @@ export class Tooltip {
     const head = h(
       "div",
       { class: "pplw-tt-head" },
-      h("code", { class: "pplw-tt-token", text: displayToken(d.text) }),
+      h("span", { class: "pplw-tt-token", text: displayToken(d.text) }),
       h("span", { class: "pplw-tt-meta", text: `${d.level} ${fmtInt(d.unit + 1)} of ${fmtInt(d.nUnits)} · ${fmtInt(d.nTokens)} token${d.nTokens === 1 ? "" : "s"}` }),
     );
     const row = (k, v, strong) =>
@@ -127,7 +132,7 @@ export class Tooltip {
     const list = h("div", { class: "pplw-tt-units" });
     for (const t of d.tokens) {
       list.appendChild(
-        h("div", { class: "pplw-tt-alt" }, h("code", { class: "pplw-tt-alttok", text: displayToken(t.text) }), h("span", { class: "pplw-tt-altp", text: fmtSurprisal(t.nats, unit) })),
+        h("div", { class: "pplw-tt-alt" }, h("span", { class: "pplw-tt-alttok", text: displayToken(t.text) }), h("span", { class: "pplw-tt-altp", text: fmtSurprisal(t.nats, unit) })),
       );
     }
     const parts = [head, h("div", { class: "pplw-tt-grid" }, ...rows), h("div", { class: "pplw-tt-sub", text: "its tokens" }), list];
@@ -140,7 +145,7 @@ export class Tooltip {
     const head = h(
       "div",
       { class: "pplw-tt-head" },
-      h("code", { class: "pplw-tt-token", text: tokenLabel }),
+      h("span", { class: "pplw-tt-token", text: tokenLabel }),
       h("span", { class: "pplw-tt-meta", text: `id ${d.id} · token ${fmtInt(d.index + 1)} of ${fmtInt(d.total)}` }),
     );
     const row = (k, v, strong) =>
@@ -166,7 +171,7 @@ export class Tooltip {
           h(
             "div",
             { class: a.isTarget ? "pplw-tt-alt pplw-target" : "pplw-tt-alt" },
-            h("code", { class: "pplw-tt-alttok", text: a.text == null ? `#${a.id}` : displayToken(a.text) }),
+            h("span", { class: "pplw-tt-alttok", text: a.text == null ? `#${a.id}` : displayToken(a.text) }),
             bar,
             h("span", { class: "pplw-tt-altp", text: fmtProb(a.prob) }),
           ),

@@ -144,8 +144,8 @@ test("legend ticks span the bar and name the units", () => {
   );
 });
 
-test("widget.css defines a rule for every colour bin", () => {
-  const css = readFileSync(new URL("../src/widget.css", import.meta.url), "utf8");
+test("the tokens stylesheet defines a rule for every colour bin", () => {
+  const css = readFileSync(new URL("../src/css/tokens.css", import.meta.url), "utf8");
   for (let k = 0; k < NBINS; k++) {
     const re = new RegExp(
       `\\.pplw-c${k}\\s*\\{\\s*background-color:\\s*var\\(--pplw-c${k}\\);\\s*color:\\s*var\\(--pplw-f${k}\\);`,

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import test from "node:test";
 
-import { metricsFromSums, rangeMetrics, storeMetrics, tokensInRange } from "../src/metrics.js";
+import { metricsFromSums, rangeMetrics, shownMetrics, storeMetrics, tokensInRange } from "../src/metrics.js";
 import { TokenStore } from "../src/store.js";
 
 const close = (a, b, eps = 1e-9) => assert.ok(Math.abs(a - b) <= eps * Math.max(1, Math.abs(b)), `${a} != ${b}`);
@@ -84,12 +84,14 @@ test("tokensInRange: overlap rules", () => {
   assert.deepEqual(r(0, 1), [0, 1]); // inside "ab"
   assert.deepEqual(r(1, 3), [0, 2]); // "b c" touches "ab" and " c"
   assert.deepEqual(r(2, 4), [1, 2]); // exactly " c"
-  assert.deepEqual(r(4, 5), [2, 3]); // "d" only: the zero-width token at 5 is not inside [4,5)
-  assert.deepEqual(r(5, 6), [3, 5]); // (half) the emoji: its partial-byte token + itself, no EOS
+  // a zero-width token goes with the token before it (Python's rule: the tail of a split
+  // character, EOS): the one at 5 goes with "d"
+  assert.deepEqual(r(4, 5), [2, 4]);
+  assert.deepEqual(r(5, 6), [4, 6]); // (half) the emoji, and the EOS after it
   assert.deepEqual(r(6, 7), [4, 6]); // the end of the text: EOS comes along
-  assert.deepEqual(r(5, 7), [3, 6]);
+  assert.deepEqual(r(5, 7), [4, 6]);
   assert.deepEqual(r(0, 7), [0, 6]); // everything, EOS included (selection reaches the end)
-  assert.deepEqual(r(3, 3), [0, 0]); // empty selection
+  assert.deepEqual(r(3, 3), [1, 2]); // an empty range inside a token: that token (as in Python)
   assert.deepEqual(r(5, 4), [0, 0]); // reversed
 });
 
@@ -116,4 +118,18 @@ test("tokensInRange on a text with an unscored first token (offsets start late)"
   const e = Int32Array.from([11]);
   assert.deepEqual(tokensInRange(s, e, 1, 0, 5, 11), [0, 0]); // selecting "Hello" hits nothing
   assert.deepEqual(tokensInRange(s, e, 1, 0, 6, 11), [0, 1]);
+});
+
+test("shownMetrics: the kernel's final metrics once the run ends, running sums before", () => {
+  const st = storeOf(TOKENS);
+  assert.equal(shownMetrics(st, true).state, "live");
+  close(shownMetrics(st, true).metrics.total_nll, 8);
+  st.final = { metrics: null, partial: true }; // cancelled before any metrics came
+  assert.equal(shownMetrics(st, false).state, "partial");
+  st.final = { metrics: { token_ppl: "Infinity", word_ppl: null }, partial: false };
+  const m = shownMetrics(st, false);
+  assert.equal(m.state, "final");
+  assert.equal(m.metrics.token_ppl, Infinity);
+  assert.ok(Number.isNaN(m.metrics.word_ppl));
+  assert.deepEqual(shownMetrics({ final: null, length: 0 }, true), { metrics: null, state: "empty" });
 });

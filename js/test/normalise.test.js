@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import test from "node:test";
 
-import { normaliseMetrics } from "../src/view.js";
+import { normaliseMetrics } from "../src/decode.js";
 
 // ppl_widget/core/jsonable.py writes NaN as null and infinities as "Infinity" strings
 test("normaliseMetrics reads null, infinities, intervals and keeps text", () => {

@@ -1,6 +1,6 @@
 // Static guard: the front end never turns data into markup or code.
 import assert from "node:assert/strict";
-import { readdirSync, readFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import test from "node:test";
 
 const SRC = new URL("../src/", import.meta.url);
@@ -43,6 +43,14 @@ test("no runtime fetches (everything is bundled)", () => {
       code = code.replace(EMBEDDED_BUNDLE_IMPORT, "");
     }
     assert.doesNotMatch(code, /\bimport\s*\(/, `${f} has a dynamic import`);
-    assert.doesNotMatch(code, /@import/, `${f} has a CSS @import`);
+    // a stylesheet may @import its parts by a relative path: esbuild inlines them
+    const imports = code.match(/@import[^;]*;/g) || [];
+    for (const imp of imports) assert.match(imp, /^@import "\.\/[\w/-]+\.css";$/, `${f}: ${imp}`);
   }
+});
+
+test("the built stylesheets have no @import left", () => {
+  const OUT = new URL("../../ppl_widget/static/", import.meta.url);
+  const built = existsSync(OUT) ? readdirSync(OUT).filter((f) => f.endsWith(".css")) : [];
+  for (const f of built) assert.doesNotMatch(readFileSync(new URL(f, OUT), "utf8"), /@import/, f);
 });

@@ -27,14 +27,17 @@ def check_counts(args: argparse.Namespace) -> None:
 def add_score_options(p: argparse.ArgumentParser, *,
                       no_prefix_help: str = "leave the first token unscored instead of "
                       "scoring it after BOS",
-                      device_help: str = "auto, cpu, cuda, cuda:1, mps") -> None:
-    """The scoring settings every subcommand shares, with the same names and checks."""
+                      device_help: str = "auto, cpu, cuda, cuda:1, mps",
+                      top_k: bool = True) -> None:
+    """The scoring settings every subcommand shares, with the same names and checks
+    (``top_k=False``: a subcommand that keeps no alternatives has no --top-k)."""
     p.add_argument("--model", default=None,
                    help="model id, local directory or .gguf file (default: embedded SmolLM2)")
     p.add_argument("--max-length", type=count, default=None, help="window length in tokens")
     p.add_argument("--stride", type=count, default=None, help="new targets per window")
     p.add_argument("--no-prefix", action="store_true", help=no_prefix_help)
     p.add_argument("--add-eos", action="store_true", help="also score an end-of-text token")
-    p.add_argument("--top-k", type=count, default=5, help="alternatives kept per token")
+    if top_k:
+        p.add_argument("--top-k", type=count, default=5, help="alternatives kept per token")
     p.add_argument("--device", default="auto", help=device_help)
     p.add_argument("--dtype", default="auto", help="auto, float32, bfloat16, float16")

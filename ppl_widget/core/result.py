@@ -16,7 +16,7 @@ from .jsonable import float_of_json, json_safe
 from .metrics import LN2, summarize, unigram_normalized_perplexity
 from .providers import provider
 from .text_units import TextUnits
-from .tokens import TOKEN_ARRAYS, empty_token_arrays  # defined there, importable here too
+from .tokens import TOKEN_ARRAYS, empty_token_arrays, tokens_in_span  # importable here too
 from .validation import as_count
 
 
@@ -171,18 +171,7 @@ class ScoreResult:
         if not 0 <= a <= b <= len(self.text):
             raise ValueError(f"span must satisfy 0 <= start <= end <= len(text)={len(self.text)}, "
                              f"got ({a}, {b})")
-        s, e = self.offsets[:, 0], self.offsets[:, 1]
-        chosen = (s < b) & (e > a)
-        empty = s == e
-        # zero-width tokens go with the token before them
-        for i in np.flatnonzero(empty):
-            # the first (its predecessor unscored): the span holding its position, or at
-            # the text's end the span ending there (found by the property tests)
-            chosen[i] = chosen[i - 1] if i > 0 else (a <= s[i] < b or s[i] == b == len(self.text))
-        idx = np.flatnonzero(chosen)
-        if idx.size == 0:
-            return 0, 0
-        return int(idx[0]), int(idx[-1]) + 1
+        return tokens_in_span(self.offsets, a, b, len(self.text))
 
     def running_perplexity(self, unit: str = "token") -> np.ndarray:
         """Perplexity after each scored token, per ``unit`` (token/word/char/byte)."""

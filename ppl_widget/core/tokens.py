@@ -36,6 +36,27 @@ def empty_token_arrays(top_k: int) -> dict[str, np.ndarray]:
     return {k: np.zeros(shapes.get(k, (0,)), dtype=t) for k, t in TOKEN_ARRAYS.items()}
 
 
+def tokens_in_span(offsets: np.ndarray, a: int, b: int, text_length: int) -> tuple[int, int]:
+    """Tokens ``[i, j)`` overlapping the character span ``[a, b)`` of a text of
+    ``text_length`` characters (``offsets``: (n, 2), in text order; the span is checked by
+    the caller).  A token ``[s, e)`` overlaps when ``s < b`` and ``e > a``.  A zero-width
+    token (the tail of a split character, EOS) goes with the token before it; the first
+    token, when zero-width, with the span holding its position, or at the text's end the
+    span ending there.  The front end's copy (js/src/metrics.js) runs the same cases
+    (tests/cases/token_ranges.json)."""
+    offsets = np.asarray(offsets, dtype=np.int64).reshape(-1, 2)
+    s, e = offsets[:, 0], offsets[:, 1]
+    chosen = (s < b) & (e > a)
+    for i in np.flatnonzero(s == e):
+        # the first (its predecessor unscored): the span holding its position, or at
+        # the text's end the span ending there (found by the property tests)
+        chosen[i] = chosen[i - 1] if i > 0 else (a <= s[i] < b or s[i] == b == text_length)
+    idx = np.flatnonzero(chosen)
+    if idx.size == 0:
+        return 0, 0
+    return int(idx[0]), int(idx[-1]) + 1
+
+
 class ScoredTokens(Protocol):
     """A scored text as the analyses read it: the arrays of ``TOKEN_ARRAYS`` (one row
     per scored token), the text, and what ``ScoreResult`` derives from them."""

@@ -14,6 +14,7 @@ from .devices import resolve_device, resolve_dtype
 from .gguf import DEFAULT_MODEL_NAME, default_gguf_path, load_gguf
 from .load_progress import LoadProgress
 from .model_errors import ModelLoadError, ModelSettingError, ModelTypeError, one_line
+from .model_kind import ScoringModel
 from .model_sources import load_pretrained
 
 __all__ = ["CPU_MAX_LENGTH_CAP", "DEFAULT_MODEL_NAME", "LoadedModel", "ModelLoadError",
@@ -53,6 +54,20 @@ class LoadedModel:
         if self.device.type == "cpu":
             return min(ctx, CPU_MAX_LENGTH_CAP)
         return ctx
+
+    @property
+    def vocab_size(self) -> int:
+        """Rows of the LM head: the outcomes of each predictive distribution."""
+        return self.model.get_output_embeddings().weight.shape[0]
+
+    def make_forward(self, top_k: int, max_length: int) -> Any:
+        """A ``forward.BatchedForward`` for windows of ``max_length`` positions."""
+        from .forward import BatchedForward
+
+        forward = BatchedForward(self, min(top_k, self.vocab_size))
+        # one more input position must fit the model's context (else a second forward)
+        forward.end_row_limit = self.context_length or max_length
+        return forward
 
     def __repr__(self) -> str:
         return f"<LoadedModel {self.name} on {self.device} ({self.dtype})>"
@@ -180,7 +195,7 @@ def as_loaded(lm: Any, progress: LoadProgress | None = None) -> Any:
     notebook's Run All) wait for that one load and share it.  ``progress``: as for
     ``load_model`` (the caller that starts the load hears it)."""
     global _default_model
-    if isinstance(lm, LoadedModel) or hasattr(lm, "make_forward"):  # e.g. an NGramModel
+    if isinstance(lm, ScoringModel):  # a LoadedModel, an NGramModel or another kind
         return lm
     if lm is None:
         with _load_lock:

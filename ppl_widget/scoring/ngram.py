@@ -35,6 +35,7 @@ import numpy as np
 # words: runs of non-whitespace, the scorer's default, so a word-level model's per-word
 # and per-token perplexities agree
 from ..core.text_units import DEFAULT_WORD_PATTERN
+from .model_kind import HostForward
 
 UNK, START, END = "<UNK>", "<s>", "</s>"
 UNK_ID, START_ID, END_ID = 0, 1, 2
@@ -229,7 +230,9 @@ class NGramModel:
         """Outcomes: the training words, ``</s>`` and ``<UNK>`` (not ``<s>``)."""
         return len(self.symbols) - 1
 
-    def make_forward(self, top_k: int) -> NGramForward:
+    def make_forward(self, top_k: int, max_length: int | None = None) -> NGramForward:
+        """The forward of one run (an n-gram reads no more than ``order - 1`` symbols
+        back, whatever the window length)."""
         self._check_fitted()
         return NGramForward(self, min(top_k, self.vocab_size))
 
@@ -351,7 +354,7 @@ class NGramModel:
         return f"<NGramModel {self.name}: {state}>"
 
 
-class NGramForward:
+class NGramForward(HostForward):
     """The scorer's forward for an ``NGramModel``: per target, the distribution given
     the last ``order - 1`` symbols inside the window."""
 

@@ -66,7 +66,7 @@ def prepare(text: str, lm: Any, *, prefix: str | None = "bos", add_eos: bool = F
 
     ``context``: a string or a chat the model reads before ``text`` (see
     ``scoring/context.py`` for the seam); only ``text``'s tokens are targets."""
-    head = _check_and_prefix(text, lm.tokenizer, prefix, add_eos)
+    head = check_and_prefix(text, lm.tokenizer, prefix, add_eos)
     if context is not None:
         return _prepare_in_context(text, lm.tokenizer, context, head, add_eos, words)
     ids, raw_offsets = encode_with_offsets(lm.tokenizer, text)  # long texts: all cores
@@ -78,7 +78,7 @@ def prepare_many(texts: list[str], lm: Any, *, prefix: str | None = "bos",
     """``prepare`` of each text; the short ones (a corpus's documents) are encoded in one
     batch call, on all cores, instead of one call each on one core."""
     tok = lm.tokenizer
-    heads = [_check_and_prefix(t, tok, prefix, add_eos) for t in texts]
+    heads = [check_and_prefix(t, tok, prefix, add_eos) for t in texts]
     short = [i for i, t in enumerate(texts) if len(t) < PARALLEL_MIN_CHARS]
     encoded = dict(zip(short, encode_many(tok, [texts[i] for i in short]), strict=True))
     out = []
@@ -157,7 +157,7 @@ def prepare_ahead(text: str, lm: Any, head_positions: int, *, prefix: str | None
     Arguments are checked (and errors raised) as ``prepare`` checks them.
     """
     tok = lm.tokenizer
-    head = _check_and_prefix(text, tok, prefix, add_eos)
+    head = check_and_prefix(text, tok, prefix, add_eos)
     if len(text) < PARALLEL_MIN_CHARS or not getattr(tok, "is_fast", False):
         return None
     c = next_cut(text, int(head_positions * AHEAD_CHARS_PER_TOKEN))
@@ -189,7 +189,7 @@ def check_encodable(text: str) -> None:
         ) from None
 
 
-def _check_and_prefix(text: str, tok: Any, prefix: str | None, add_eos: bool) -> list[int]:
+def check_and_prefix(text: str, tok: Any, prefix: str | None, add_eos: bool) -> list[int]:
     """Check the arguments; the prefix token's id (none, or one)."""
     if not isinstance(text, str):
         raise TypeError(f"text must be a str, got {type(text).__name__}")

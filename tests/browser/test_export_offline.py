@@ -260,3 +260,37 @@ def test_live_jupyterlab_shows_only_the_widget(lab, page):
     assert '"status":"done"' in html
     page.locator(WIDGET).scroll_into_view_if_needed()
     shot(page, "export-live-jupyterlab")
+
+
+# JupyterLab's styles for <code> in rendered HTML (a text/html output, where the static page
+# goes; nbconvert's lab template has them too): they gave the tooltip's top-k column grey boxes
+HOST_CODE_CSS = """
+.jp-RenderedHTMLCommon code { background-color: transparent; padding: 0; }
+.jp-RenderedHTMLCommon pre, .jp-ThemedContainer .jp-RenderedHTMLCommon code {
+  border: 0; background-color: #ffffff; font-size: inherit; padding: 0; white-space: pre-wrap; }
+.jp-RenderedHTMLCommon :not(pre) > code { background-color: #eeeeee; padding: 1px 5px; }
+"""
+
+
+def test_tooltip_looks_the_same_inside_a_host_that_styles_code(offline, tiny_gpt2, tmp_path):
+    res = score("The quick brown fox jumps over the lazy dog.", tiny_gpt2, top_k=4)
+    looks = {}
+    for host in ("plain", "lab"):
+        page = res.to_html()
+        if host == "lab":
+            page = page.replace("<body>", f"<body><style>{HOST_CODE_CSS}</style><div "
+                                "class='jp-ThemedContainer'><div class='jp-RenderedHTMLCommon'>")
+        path = tmp_path / f"{host}.html"
+        path.write_text(page, encoding="utf-8")
+        offline.goto(path.as_uri())
+        offline.locator(f"{WIDGET} .pplw-tok[data-i='2']").hover()
+        tip = offline.locator(f"{WIDGET} .pplw-tooltip")
+        tip.wait_for(state="visible")
+        looks[host] = tip.evaluate("""t => [
+            ...t.querySelectorAll('.pplw-tt-token, .pplw-tt-alttok')
+            ].map(e => { const s = getComputedStyle(e);
+                        return [s.backgroundColor, s.padding, s.fontSize, s.whiteSpace]; })""")
+        shot(offline, f"export-tooltip-{host}")
+    assert len(looks["plain"]) == 1 + 4
+    assert all(bg == "rgba(0, 0, 0, 0)" for bg, *_ in looks["plain"][1:])  # no boxes
+    assert looks["lab"] == looks["plain"]

@@ -5,7 +5,7 @@
 // better) towards one end, positive (B did better) towards the other, equal in
 // the neutral middle bin.  |d| >= max shares the end bins.
 
-import { palette } from "../colors.js";
+import { divergingRamp, palette } from "../colors.js";
 
 export const HALF = 8;
 export const NDIV = 2 * HALF + 1; // odd: zero has a bin of its own
@@ -19,7 +19,7 @@ export function diffBin(d, max) {
 
 /** The NDIV colours of a theme ("light" | "dark"): [{bg, fg}] as [r, g, b]. */
 export function divergingPalette(theme) {
-  return palette(theme === "dark" ? "diverging-dark" : "diverging-light", NDIV);
+  return palette(divergingRamp(theme), NDIV);
 }
 
 /** The legend's ticks: [{at (0..1 along the bar), label}] for -max, 0, +max. */

@@ -4,10 +4,12 @@
 // the table of per-unit perplexities.  All text goes in through textContent.
 
 import { h, setText, show } from "../dom.js";
-import { rgbCss } from "../colors.js";
 import { displayToken } from "../format.js";
 import { fmtSurprisal, Tooltip } from "../tooltip.js";
-import { detectTheme } from "../view.js";
+import { errorBox } from "../layout.js";
+import { FrameScheduler, ModelListeners, nextFrame } from "../lifecycle.js";
+import { ESCAPE, keyMove } from "../navigation.js";
+import { detectTheme, setPaletteVars, setThemeClass } from "../theme.js";
 import { decodeModel, decodeWords, FINAL, progressLabel, scaleMax, wordDiff, wordSums, wordTokens } from "./data.js";
 import { diffBin, diffTicks, divergingPalette, NDIV } from "./scale.js";
 import { ComparisonTable } from "./table.js";
@@ -20,9 +22,9 @@ export class CompareView {
   constructor(model, el) {
     this.model = model;
     this.el = el;
-    this.listeners = [];
+    this.listeners = new ModelListeners(model);
     this.active = -1; // word with keyboard focus
-    this.raf = 0;
+    this.frame = new FrameScheduler(() => this._load()); // one redraw per frame however many traits a kernel update changed
     this._build();
     this._applyTheme();
     this._listen();
@@ -49,7 +51,7 @@ export class CompareView {
       this.cancelBtn,
     );
     this.status = h("div", { class: "pplc-status", attrs: { "aria-live": "polite" } });
-    this.errorBox = h("div", { class: "pplw-error", attrs: { role: "alert", hidden: true } });
+    this.errorBox = errorBox();
     this.legend = h("div", { class: "pplc-legend" });
     this.text = h("div", { class: "pplw-scroller pplc-text", attrs: { tabindex: 0, role: "region", "aria-label": "Text coloured by the difference in surprisal" } });
     this.table = new ComparisonTable();
@@ -61,24 +63,16 @@ export class CompareView {
   _applyTheme() {
     this.theme = detectTheme(this.el);
     this.palette = divergingPalette(this.theme);
-    this.root.classList.toggle("pplw-dark", this.theme === "dark");
-    for (let b = 0; b < NDIV; b++) {
-      this.root.style.setProperty(`--pplc-d${b}`, rgbCss(this.palette[b].bg));
-      this.root.style.setProperty(`--pplc-f${b}`, rgbCss(this.palette[b].fg));
-    }
-  }
-
-  _on(name, fn) {
-    this.model.on(name, fn);
-    this.listeners.push([name, fn]);
+    setThemeClass(this.root, this.theme);
+    setPaletteVars(this.root, this.palette, "pplc-d", "pplc-f");
   }
 
   _listen() {
-    // one redraw per frame however many traits a kernel update changed
-    for (const t of ["models_data", "table", "status", "error", "pair", "surprisal_unit", "labels"]) this._on(`change:${t}`, () => this._schedule());
-    this._on("change:text", () => {
+    const on = (name, fn) => this.listeners.on(name, fn);
+    for (const t of ["models_data", "table", "status", "error", "pair", "surprisal_unit", "labels"]) on(`change:${t}`, () => this.frame.schedule());
+    on("change:text", () => {
       this.renderedText = null;
-      this._schedule();
+      this.frame.schedule();
     });
     const setPair = () => {
       const a = Number(this.pickA.value);
@@ -98,15 +92,6 @@ export class CompareView {
     this.text.addEventListener("mouseleave", () => this.tooltip.hide());
     this.text.addEventListener("keydown", (ev) => this._onKey(ev));
     this.text.addEventListener("blur", () => this.tooltip.hide());
-  }
-
-  _schedule() {
-    if (this.raf) return;
-    const run = () => {
-      this.raf = 0;
-      this._load();
-    };
-    this.raf = typeof requestAnimationFrame === "function" ? requestAnimationFrame(run) : setTimeout(run, 0);
   }
 
   _setTrait(name, value) {
@@ -186,11 +171,7 @@ export class CompareView {
     this.rendered = stop;
     if (stop === count && at < text.length) frag.appendChild(document.createTextNode(text.slice(at)));
     this.text.appendChild(frag);
-    if (stop < count) {
-      const next = () => this._renderSlice(run);
-      if (typeof requestAnimationFrame === "function") requestAnimationFrame(next);
-      else setTimeout(next, 0);
-    }
+    if (stop < count) nextFrame(() => this._renderSlice(run));
   }
 
   _wordClass(w) {
@@ -235,7 +216,7 @@ export class CompareView {
   _showTip(w, anchor) {
     if (!(w >= 0) || !anchor) return;
     const text = this.renderedText;
-    const parts = [h("div", { class: "pplw-tt-head" }, h("code", { class: "pplw-tt-token", text: displayToken(text.slice(this.words.start16[w], this.words.end16[w])) }), h("span", { class: "pplw-tt-meta", text: `word ${w + 1} of ${this.words.count}` }))];
+    const parts = [h("div", { class: "pplw-tt-head" }, h("span", { class: "pplw-tt-token", text: displayToken(text.slice(this.words.start16[w], this.words.end16[w])) }), h("span", { class: "pplw-tt-meta", text: `word ${w + 1} of ${this.words.count}` }))];
     const grid = h("div", { class: "pplc-tt-models" });
     this.models.forEach((md, k) => {
       const sums = this.sums[k];
@@ -243,7 +224,7 @@ export class CompareView {
       const mark = k === this.pair[0] ? " (A)" : k === this.pair[1] ? " (B)" : "";
       const toks = final ? wordTokens(md, sums, w, text) : [];
       const list = h("div", { class: "pplc-tt-toks" });
-      for (const t of toks) list.appendChild(h("span", { class: "pplc-tt-tok" }, h("code", { text: displayToken(t.text) }), h("span", { class: "pplw-tt-altp", text: fmtSurprisal(t.nats, this.unit) })));
+      for (const t of toks) list.appendChild(h("span", { class: "pplc-tt-tok" }, h("span", { class: "pplc-tt-toktext", text: displayToken(t.text) }), h("span", { class: "pplw-tt-altp", text: fmtSurprisal(t.nats, this.unit) })));
       grid.append(
         h("div", { class: "pplc-tt-model" }, h("span", { class: "pplw-tt-k", text: `${this.labels[k] ?? md.label}${mark}` }), h("span", { class: "pplw-tt-v pplw-strong", text: final ? fmtSurprisal(sums.nats[w], this.unit) : FINAL.includes(md.status) ? "not scored" : "scoring…" }), h("span", { class: "pplw-tt-meta", text: final ? `${toks.length} token${toks.length === 1 ? "" : "s"}` : "" })),
         list,
@@ -257,23 +238,18 @@ export class CompareView {
       const who = d > 0 ? `${lb} predicted it better` : d < 0 ? `${la} predicted it better` : "equal";
       parts.push(h("div", { class: "pplw-tt-sub pplc-tt-diff", text: `${la} − ${lb} = ${fmtSurprisal(d, this.unit)} (${who})` }));
     }
-    this.tooltip.el.replaceChildren(...parts);
-    this.tooltip.el.hidden = false;
-    this.tooltip._place(anchor);
+    this.tooltip.showParts(anchor, parts);
   }
 
   _onKey(ev) {
     const n = this.words.count;
     if (!n) return;
-    let w = this.active;
-    if (ev.key === "ArrowRight") w = Math.min(n - 1, w + 1);
-    else if (ev.key === "ArrowLeft") w = Math.max(0, w - 1);
-    else if (ev.key === "Home") w = 0;
-    else if (ev.key === "End") w = n - 1;
-    else if (ev.key === "Escape") {
+    let w = keyMove(ev.key, this.active, n);
+    if (w === ESCAPE) {
       this.tooltip.hide();
       return;
-    } else return;
+    }
+    if (w == null) return;
     ev.preventDefault();
     w = Math.min(w, this.rendered - 1); // not drawn yet: stay on the last drawn word
     if (w < 0) return;
@@ -286,9 +262,8 @@ export class CompareView {
   }
 
   destroy() {
-    if (this.raf && typeof cancelAnimationFrame === "function") cancelAnimationFrame(this.raf);
-    for (const [name, fn] of this.listeners) this.model.off(name, fn);
-    this.listeners = [];
+    this.frame.cancel();
+    this.listeners.offAll();
     this.tooltip.hide();
   }
 }

@@ -11,7 +11,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from ..core.extras import require
+from ...core.extras import require
 
 _DATASET_MARKERS = ("dataset_info.json", "state.json", "dataset_dict.json")
 

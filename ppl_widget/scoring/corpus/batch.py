@@ -7,7 +7,7 @@ the positions before it, so padding after a window's last input position changes
 of its outputs, and positions (0, 1, ...) stay those of the unpadded window.  No
 attention mask is needed, exactly as ``score`` calls the model.  Only the target rows
 go through the LM head, in bounded slabs, and the scorer's own fused softmax pass
-(``_Forward.slab_stats``) gives surprisal, entropy, rank, top-k and b(i).
+(``BatchedForward.slab_stats``) gives surprisal, entropy, rank, top-k and b(i).
 """
 
 from __future__ import annotations
@@ -18,8 +18,8 @@ from typing import Any
 
 import numpy as np
 
-from ..core.windows import Window
-from .scorer import _Forward
+from ...core.windows import Window
+from ..forward import BatchedForward
 
 
 @dataclass(frozen=True)
@@ -80,7 +80,7 @@ def batch_end(order: list[Item], start: int, budget: int) -> int:
     return end
 
 
-def run_batch(fwd: _Forward, items: list[Item], sequences: list[np.ndarray],
+def run_batch(fwd: BatchedForward, items: list[Item], sequences: list[np.ndarray],
               device: Any) -> list[dict[str, np.ndarray]]:
     """The statistics of every item's rows, one dict of numpy arrays per item (the b
     row, when there is one, is the last row of its item)."""
@@ -117,7 +117,7 @@ def run_batch(fwd: _Forward, items: list[Item], sequences: list[np.ndarray],
     return out
 
 
-def _row_logits(fwd: _Forward, x: Any, rows_idx: Any) -> Iterator[tuple[int, Any]]:
+def _row_logits(fwd: BatchedForward, x: Any, rows_idx: Any) -> Iterator[tuple[int, Any]]:
     """fp32 logits of the chosen rows (flat indices into batch x positions), a bounded
     slab at a time, with the slab's first row number."""
     slab = max(1, fwd.max_logits // fwd.vocab_size)

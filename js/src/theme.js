@@ -1,0 +1,41 @@
+// The host page's theme (light / dark) and the colour variables a view sets from it.
+// Both views (the widget and the comparison) read the theme and set their palettes here.
+
+import { rgbCss } from "./colors.js";
+
+/** "light" or "dark" for the surroundings of el (JupyterLab, else computed, else OS). */
+export function detectTheme(el) {
+  const body = el.ownerDocument.body;
+  const flag = body && body.getAttribute("data-jp-theme-light");
+  if (flag === "true") return "light";
+  if (flag === "false") return "dark";
+  for (let n = el; n && n.nodeType === 1; n = n.parentElement) {
+    const m = /rgba?\(([\d.]+),\s*([\d.]+),\s*([\d.]+)(?:,\s*([\d.]+))?\)/.exec(getComputedStyle(n).backgroundColor);
+    if (m && (m[4] === undefined || Number(m[4]) > 0.5)) {
+      const lum = (0.2126 * m[1] + 0.7152 * m[2] + 0.0722 * m[3]) / 255;
+      return lum < 0.5 ? "dark" : "light";
+    }
+  }
+  return window.matchMedia && window.matchMedia("(prefers-color-scheme: dark)").matches ? "dark" : "light";
+}
+
+/** Mark root with the theme's class (pplw-dark / pplw-light): the CSS keys off it. */
+export function setThemeClass(root, theme) {
+  root.classList.toggle("pplw-dark", theme === "dark");
+  root.classList.toggle("pplw-light", theme === "light");
+}
+
+/** Set a palette ([{bg, fg}]) on root as CSS variables --{bgVar}{k} and --{fgVar}{k}. */
+export function setPaletteVars(root, pal, bgVar, fgVar) {
+  for (let k = 0; k < pal.length; k++) {
+    root.style.setProperty(`--${bgVar}${k}`, rgbCss(pal[k].bg));
+    root.style.setProperty(`--${fgVar}${k}`, rgbCss(pal[k].fg));
+  }
+}
+
+/** Call onChange when JupyterLab switches theme (its body flags change); returns a stop function. */
+export function watchTheme(doc, onChange) {
+  const obs = new MutationObserver(onChange);
+  obs.observe(doc.body, { attributes: true, attributeFilter: ["data-jp-theme-light", "class"] });
+  return () => obs.disconnect();
+}

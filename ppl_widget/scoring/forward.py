@@ -1,0 +1,229 @@
+"""The batched forward pass: a batch of windows through the model, only target
+positions through the LM head, and each target's statistics (surprisal, entropy, rank,
+top-k, b(i)) computed on the device from bounded slabs of fp32 logits."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import numpy as np
+
+from ..core.windows import Window
+from .vocab import bow_mask
+
+#: Most fp32 logits (rows x vocabulary) alive at once: 64 Mi floats = 256 MiB.
+MAX_LOGIT_ELEMENTS = 1 << 26
+#: The same on a GPU: 512 MiB, fewer and larger head products.
+MAX_LOGIT_ELEMENTS_CUDA = 1 << 27
+
+# Config attributes of models whose logits are transformed after the LM head
+# (soft-capping, scaling); those are scored through the model's own forward.
+_POST_HEAD_ATTRS = ("final_logit_softcapping", "logit_scale", "logits_scaling",
+                    "output_multiplier_scale")
+
+
+class BatchedForward:
+    """Model calls that pass only target positions through the LM head.
+
+    ``submit`` enqueues a batch's device work and returns a function that waits for it;
+    ``score_batch`` does both.  On a CUDA GPU the head returns fp32 logits directly and
+    one Triton pass per row gives the statistics (``gpu_stats``); elsewhere one fused
+    torch softmax pass does.
+    """
+
+    #: a ``model_kind.ScoringForward``: batches are enqueued on the device (``submit``)
+    supports_async = True
+    pipeline_depth: int | None = None  # 2 on a CUDA device (``run.pipeline_depth``)
+
+    def __init__(self, lm: Any, top_k: int):  # a LoadedModel (models.py builds this)
+        self.lm = lm
+        self.top_k = top_k
+        model = lm.model
+        cfg = model.config
+        self.head = model.get_output_embeddings()
+        base = getattr(model, "base_model", None)
+        post_head = any(getattr(cfg, a, None) not in (None, 1, 1.0) for a in _POST_HEAD_ATTRS)
+        self.base = None if (base is None or base is model or post_head) else base
+        self.vocab_size = self.head.weight.shape[0]
+        self.cuda = getattr(lm.device, "type", None) == "cuda"
+        self.bow_mask = bow_mask(lm, self.vocab_size)  # for b(i), the begin-of-word prob
+        # max_length of the run: a text that fits one window gets b after its last token
+        # from the same forward (one more input position), see ``submit``
+        self.end_row_limit: int | None = None
+        self.max_logits = MAX_LOGIT_ELEMENTS_CUDA if self.cuda else MAX_LOGIT_ELEMENTS
+        self.fused = False
+        self.head_fp32 = None
+        if self.cuda:
+            from . import gpu_stats
+
+            self.fused = gpu_stats.fused_available(lm.device.index or 0)
+            self.head_fp32 = gpu_stats.head_fp32(self.head) if self.base is not None else None
+
+    def target_logits(self, inputs: Any, n_targets: list[int]) -> Iterator[Any]:
+        """Yield fp32 logits for the target rows, a bounded slab at a time."""
+        rows_per_slab = max(1, self.max_logits // self.vocab_size)
+        if self.base is not None:
+            hidden = self.base(input_ids=inputs, use_cache=False).last_hidden_state
+            rows = _last_rows(hidden, n_targets)
+            head = self.head_fp32 or (lambda r: self.head(r).float())
+            for i in range(0, rows.shape[0], rows_per_slab):
+                yield head(rows[i:i + rows_per_slab])
+        else:  # the model's own forward, keeping only the last positions' logits
+            keep = max(n_targets)
+            logits = self.lm.model(input_ids=inputs, use_cache=False, logits_to_keep=keep).logits
+            rows = _last_rows(logits, n_targets)
+            for i in range(0, rows.shape[0], rows_per_slab):
+                yield rows[i:i + rows_per_slab].float()
+
+    def slab_stats(self, logits: Any, tgt: Any) -> dict[str, Any]:
+        """Statistics of one slab of fp32 logits (modified in place), on its device."""
+        import torch
+
+        if self.fused:
+            from . import gpu_stats
+
+            # the begin-of-word mass is one more sum in the same single read of each row
+            return gpu_stats.slab_stats(logits, tgt, self.top_k, weights=self.bow_mask)
+        out: dict[str, Any] = {}
+        # Shift in place so the max logit is 0: then log Z = -log(max prob) and the
+        # entropy below adds two non-negative terms, with no cancellation in fp32.
+        logits -= logits.amax(dim=-1, keepdim=True)
+        # one fused softmax pass serves everything (~2x faster on CPU than
+        # log_softmax followed by exp)
+        probs = torch.softmax(logits, dim=-1)
+        log_z = -probs.amax(dim=-1).log()
+        tgt_logit = logits.gather(1, tgt[:, None])[:, 0]
+        out["surprisal"] = log_z - tgt_logit
+        # entropy = log Z - E_p[logit] = log Z + E_p[|logit|]
+        out["entropy"] = log_z - torch.einsum("rv,rv->r", probs, logits)
+        # float sum of the comparison is ~40% faster than summing bools
+        greater = (logits > tgt_logit[:, None]).to(torch.float32).sum(dim=-1)
+        out["rank"] = greater.to(torch.int64) + 1
+        if self.bow_mask is not None:  # one matrix-vector product per slab
+            out["bow_prob"] = probs @ self.bow_mask
+        if self.top_k:
+            top_p, top_idx = probs.topk(self.top_k, dim=-1)
+            out["topk_ids"] = top_idx
+            out["topk_probs"] = top_p
+        return out
+
+    def submit(self, sequence: Any, batch: list[Window]) -> Callable[[], dict[str, np.ndarray]]:
+        """Enqueue one batch; the returned function waits for it and gives its arrays.
+
+        On a GPU nothing here waits for the device: results are copied to pinned host
+        memory asynchronously, so the host can finish the previous batch meanwhile."""
+        import torch
+
+        inputs = torch.stack([window_inputs(sequence, w) for w in batch])
+        targets = torch.cat([sequence[w.target_start:w.target_end] for w in batch])
+        n_targets = [w.n_targets for w in batch]
+        # b after the last token: in the last window, feed the last token too (causal
+        # attention: the targets' rows are unchanged) and keep one more row, when the
+        # model's context has room for one more position; else one more forward later
+        last = batch[-1]
+        end_row = (self.bow_mask is not None and len(batch) == 1
+                   and last.target_end == len(sequence)
+                   and last.n_inputs + 1 <= (self.end_row_limit or 0))
+        if end_row:
+            inputs = window_inputs(sequence, last, len(sequence))[None]
+            n_targets = [n_targets[0] + 1]
+        parts: dict[str, list] = {}
+        row = 0
+        for logits in self.target_logits(inputs, n_targets):
+            n = logits.shape[0]
+            if end_row and row + n > len(targets):  # the extra last row: only b from it
+                parts["bow_end"] = [torch.softmax(logits[-1:], dim=-1) @ self.bow_mask]
+                logits, n = logits[:-1], n - 1
+            for key, value in (self.slab_stats(logits, targets[row:row + n]) if n else {}).items():
+                parts.setdefault(key, []).append(value)
+            row += n
+            del logits
+        device_arrays = {k: torch.cat(v) if len(v) > 1 else v[0] for k, v in parts.items()}
+        ready = _copy_to_host(device_arrays, self.cuda)
+        n = len(targets)
+        top_k = self.top_k
+        contexts = np.concatenate([np.arange(w.target_start - w.input_start,
+                                             w.target_end - w.input_start) for w in batch])
+
+        def finish() -> dict[str, np.ndarray]:
+            arrays = {k: v.numpy() for k, v in ready().items()}
+            if not top_k:
+                arrays["topk_ids"] = np.zeros((n, 0), np.int64)
+                arrays["topk_probs"] = np.zeros((n, 0), np.float64)
+            arrays["context_length"] = contexts
+            return arrays
+
+        return finish
+
+    def score_batch(self, sequence: Any, batch: list[Window]) -> dict[str, np.ndarray]:
+        return self.submit(sequence, batch)()
+
+    def bow_after_last(self, sequence: Any, max_length: int, prefixed: bool = False) -> float:
+        """b at the position after the last token: one more row, from the last
+        ``max_length`` positions (so the last word's end is paid for); ``prefixed``:
+        the prefix token in place of the first of them, as every window reads it."""
+        import torch
+
+        if self.bow_mask is None or len(sequence) == 0:
+            return math.nan
+        start = max(0, len(sequence) - max_length)
+        inputs = window_inputs(sequence, Window(start, len(sequence), len(sequence),
+                                                len(sequence) + 1, prefixed and start > 0))[None]
+        with torch.inference_mode():
+            logits = next(iter(self.target_logits(inputs, [1])))
+            probs = torch.softmax(logits.float(), dim=-1)
+            return float((probs @ self.bow_mask)[0])
+
+
+def window_inputs(sequence: Any, w: Window, end: int | None = None) -> Any:
+    """What the model reads for window ``w`` (up to position ``end``, default its
+    ``input_end``): a prefixed window reads position 0, the prefix token, first."""
+    import torch
+
+    inputs = sequence[w.input_start:w.input_end if end is None else end]
+    if w.prefixed:
+        inputs = torch.cat([sequence[:1], inputs[1:]])
+    return inputs
+
+
+def _last_rows(states: Any, n_targets: list[int]) -> Any:
+    """The last ``n_targets[b]`` positions of each row ``b``, stacked."""
+    import torch
+
+    k = n_targets[0]
+    if all(n == k for n in n_targets):  # the usual batch: one strided view, no concatenation
+        return states[:, states.shape[1] - k:].reshape(-1, states.shape[-1])
+    return torch.cat([states[b, states.shape[1] - n:] for b, n in enumerate(n_targets)])
+
+
+def _copy_to_host(tensors: dict[str, Any], cuda: bool) -> Callable[[], dict[str, Any]]:
+    """Start copying device tensors to the host; the returned function waits for them.
+    On CUDA: pinned buffers, non-blocking copies and one event (one wait per batch)."""
+    import torch
+
+    if not cuda:
+        host = {k: v.cpu() for k, v in tensors.items()}
+        return lambda: host
+    host = {k: torch.empty(v.shape, dtype=v.dtype, pin_memory=True) for k, v in tensors.items()}
+    for k, v in tensors.items():
+        host[k].copy_(v, non_blocking=True)
+    done = torch.cuda.Event()
+    if tensors:  # on the stream of the tensors' device, which need not be the current one
+        done.record(torch.cuda.current_stream(next(iter(tensors.values())).device))
+
+    def wait() -> dict[str, Any]:
+        done.synchronize()
+        return host
+
+    return wait
+
+
+
+def is_oom(exc: BaseException) -> bool:
+    import torch
+
+    oom = getattr(torch, "OutOfMemoryError", None) or torch.cuda.OutOfMemoryError
+    return isinstance(exc, oom) or "out of memory" in str(exc).lower()
+

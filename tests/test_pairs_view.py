@@ -1,0 +1,70 @@
+"""show_pairs and pairs_accuracy_chart: what the front end is sent, the static page,
+the chart's numbers."""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+import pytest
+
+from ppl_widget import pairs_accuracy_chart, score_pairs, show_pairs
+from ppl_widget.views.pairs_view import pairs_state
+
+FRAME = pd.DataFrame({
+    "good": ["The dog sleeps.", "These dogs <b>sleep</b>.", "The fox jumps."],
+    "bad": ["The dog sleep.", "This dogs <b>sleep</b>.", "The foxes jumps."],
+    "phenomenon": ["agreement", "determiner", "agreement"],
+})
+
+
+@pytest.fixture(scope="module")
+def scored(tiny_gpt2):
+    return score_pairs(FRAME, tiny_gpt2)
+
+
+def test_rows_sent_to_the_front_end(scored, tiny_gpt2):
+    rows = pairs_state(scored, tiny_gpt2, label="phenomenon")
+    assert [r["label"] for r in rows] == list(FRAME["phenomenon"])
+    for row, (_, src) in zip(rows, scored.iterrows(), strict=True):
+        assert row["delta"] == pytest.approx(src["delta"]) and row["correct"] == src["correct"]
+        for side in ("good", "bad"):
+            pieces = row[side]["pieces"]
+            assert "".join(p for p, _ in pieces) == src[side]  # text as given, whole
+            total = sum(v for _, v in pieces if v is not None)
+            assert total == pytest.approx(src[f"{side}_nll"], rel=1e-6, abs=1e-4)
+    # the first difference: "These"/"This" at character 2, in the first token's piece
+    first = rows[1]["good"]
+    start = sum(len(p) for p, _ in first["pieces"][:first["first"]])
+    assert start <= 2 < start + len(first["pieces"][first["first"]][0])
+    fox = rows[2]["bad"]  # "fox" / "foxes": differs at character 7
+    start = sum(len(p) for p, _ in fox["pieces"][:fox["first"]])
+    assert start <= 7 < start + len(fox["pieces"][fox["first"]][0])
+
+
+def test_show_pairs_scores_raw_pairs_and_limits_what_is_sent(tiny_gpt2):
+    w = show_pairs(FRAME, tiny_gpt2, limit=2, sort="delta_desc")
+    assert w.n_total == 3 and len(w.pairs) == 2 and w.sort == "delta_desc"
+    assert w.pairs[0]["label"] == "agreement"
+    with pytest.raises(ValueError, match="label: no column 'nope'"):
+        show_pairs(FRAME, tiny_gpt2, label="nope")
+
+
+def test_static_page_keeps_markup_as_text(scored, tiny_gpt2, tmp_path):
+    page = show_pairs(scored, tiny_gpt2).to_html(tmp_path / "pairs.html")
+    assert "<b>sleep</b>" not in page  # only inside the JSON state, escaped
+    assert "minimal pairs" in page
+
+
+def test_accuracy_chart_per_group(scored):
+    chart = pairs_accuracy_chart(scored, "phenomenon")
+    spec = chart.to_dict()
+    values = next(v for k, v in spec["datasets"].items())
+    by_group = {r["phenomenon"]: r for r in values}
+    agreement = scored[scored["phenomenon"] == "agreement"]
+    assert by_group["agreement"]["n_pairs"] == 2
+    assert math.isclose(by_group["agreement"]["accuracy"], agreement["correct"].mean())
+    assert math.isclose(by_group["agreement"]["accuracy_mean"],
+                        agreement["correct_mean"].mean())
+    with pytest.raises(ValueError, match="no column"):
+        pairs_accuracy_chart(scored, "nope")

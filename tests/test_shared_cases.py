@@ -1,0 +1,86 @@
+"""The shared table of cases (tests/cases/*.json) against the Python rules; the front end
+runs the same table (js/test/shared_cases.test.js), so the two agree case by case."""
+
+from __future__ import annotations
+
+import json
+import math
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from ppl_widget.core.jsonable import float_of_json
+from ppl_widget.core.metrics import summarize
+from ppl_widget.core.tokens import tokens_in_span
+
+CASES = Path(__file__).parent / "cases"
+sys.path.insert(0, str(CASES))
+import generate  # noqa: E402  (tests/cases/generate.py: how the table was made)
+
+TOKEN_RANGES = json.loads((CASES / "token_ranges.json").read_text(encoding="utf-8"))
+METRICS = json.loads((CASES / "metrics.json").read_text(encoding="utf-8"))
+
+
+def same(got: float, want: float) -> bool:
+    if math.isnan(want):
+        return math.isnan(got)
+    if math.isinf(want):
+        return got == want
+    return math.isclose(got, want, rel_tol=1e-12, abs_tol=1e-12)
+
+
+def test_the_table_is_the_one_generate_writes() -> None:
+    # a rule that changed must regenerate the table (and the front end must follow)
+    assert json.loads(json.dumps(generate.json_safe(generate.token_range_cases()))) == TOKEN_RANGES
+    assert json.loads(json.dumps(generate.json_safe(generate.metric_cases()))) == METRICS
+
+
+def test_table_covers_the_edges() -> None:
+    names = {c["name"] for c in TOKEN_RANGES}
+    assert {"zero-width first", "scored EOS at the end", "empty text, EOS only",
+            "empty text, nothing scored"} <= names
+    assert any(c["span"][0] == c["span"][1] for c in TOKEN_RANGES)  # empty spans
+    values = [v for c in METRICS for v in c["expected"].values()]
+    assert None in values and "Infinity" in values  # NaN and an infinity
+    assert any(True in c.get("is_eos", []) for c in METRICS)
+
+
+@pytest.mark.parametrize("case", TOKEN_RANGES, ids=lambda c: f"{c['name']} {c['span']}")
+def test_token_range(case: dict) -> None:
+    a, b = case["span"]
+    off = np.asarray(case["offsets"], dtype=np.int64).reshape(-1, 2)
+    assert list(tokens_in_span(off, a, b, case["text_length"])) == case["expected"]
+    # and through ScoreResult.token_range, which checks the span first
+    n = len(off)
+    res = generate.result_of([0.0] * n, [[0, 0, 0]] * n, [False] * n)
+    res.text = "x" * case["text_length"]
+    res.offsets = off
+    assert list(res.token_range(a, b)) == case["expected"]
+
+
+@pytest.mark.parametrize("case", METRICS, ids=lambda c: c["name"])
+def test_metrics(case: dict) -> None:
+    if case["kind"] == "totals":
+        nll, (tokens, words, chars, nbytes) = float_of_json(case["total_nll"]), case["counts"]
+        got = summarize(nll, tokens, words, chars, nbytes)
+    else:
+        k = case["upto"]
+        res = generate.result_of([float_of_json(v) for v in case["surprisal"]], case["units"],
+                                 case["is_eos"])
+        got = res.metrics(upto=k)
+        # brute force in float64: the sums and the formulas written out
+        nll = math.fsum(float_of_json(v) for v in case["surprisal"][:k])
+        tokens = k
+        words, chars, nbytes = (sum(u[j] for u in case["units"][:k]) for j in range(3))
+    counts = {"token": tokens, "word": words, "char": chars, "byte": nbytes}
+    for unit, n in counts.items():
+        want = math.nan if n <= 0 or math.isnan(nll) else (
+            math.inf if nll / n > 709.78 else math.exp(nll / n))
+        assert same(got[f"{unit}_ppl"], want), unit
+        if unit != "word":
+            want_bits = math.nan if n <= 0 else nll / math.log(2) / n
+            assert same(got[f"bits_per_{unit}"], want_bits), unit
+    for key, want in case["expected"].items():
+        assert same(float(got[key]), float_of_json(want)), key
