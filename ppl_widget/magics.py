@@ -45,6 +45,12 @@ def _scoring_options(func: Any) -> Any:
                  help="leave the first token unscored (default: scored after BOS)"),
         argument("--add-eos", action="store_true", help="also score an end-of-text token"),
         argument("--top-k", type=int, default=None, help="alternatives kept per token"),
+        argument("--context", default=None, metavar="CONTEXT",
+                 help="what the model reads first, not scored: a variable holding a string "
+                      "or a chat (list of {'role', 'content'} messages), a text file, or "
+                      "the text itself (quoted)"),
+        argument("--prefix-every-window", action="store_true",
+                 help="every window reads the BOS token first"),
         argument("--as", dest="as_name", default=None, metavar="NAME",
                  help="also bind the widget to NAME in the user namespace"),
     ]):
@@ -137,6 +143,7 @@ class PplMagics(Magics):
         _check_settings(max_length, stride, top_k)
         if args.as_name is not None and not args.as_name.isidentifier():
             raise UsageError(f"--as needs a Python name, got {args.as_name!r}")
+        context = self._context_of(args.context) if args.context is not None else None
         model = self._model(args.model if args.model is not None else cfg["model"])
         from .views.widget import PerplexityWidget
 
@@ -144,12 +151,33 @@ class PplMagics(Magics):
             widget = PerplexityWidget(
                 text, model, max_length=max_length, stride=stride,
                 prefix=None if args.no_prefix or cfg["prefix"] == "none" else "bos",
-                add_eos=bool(args.add_eos or cfg["add_eos"]), top_k=top_k)
+                add_eos=bool(args.add_eos or cfg["add_eos"]), top_k=top_k, context=context,
+                prefix_every_window=args.prefix_every_window)
         except (ValueError, TypeError) as exc:
             raise UsageError(str(exc)) from None
         if args.as_name:
             self.shell.user_ns[args.as_name] = widget
         return widget
+
+    def _context_of(self, source: str) -> Any:
+        """``--context``: a text file, a variable (or expression) holding a string or a
+        chat, or else the text itself; an undefined name is an error, not a text."""
+        path = os.path.expanduser(source)
+        if os.path.isfile(path):
+            return self._text_of(source)
+        try:
+            value = eval(source, self.shell.user_ns)  # noqa: S307 -- the user's own kernel
+        except NameError as exc:
+            if source.isidentifier():
+                raise UsageError(f"--context {source!r}: {exc}; quote a text to read it "
+                                 "as is") from None
+            value = source
+        except Exception:  # not an expression: the words themselves
+            value = source
+        if not isinstance(value, str | list | tuple):
+            raise UsageError(f"--context {source!r} is a {type(value).__name__}: pass a "
+                             "string, a chat (a list of messages), or a text file")
+        return value
 
     def _model(self, spec: str) -> Any:
         """A variable's model, or a model loaded (once) from a name or path."""

@@ -1,6 +1,7 @@
 // The widget's DOM skeleton: toolbar, editor, progress row, error box, the scrolling text
 // and the side panel (metrics, selection, settings), and the tooltip over them.
 
+import { ContextView } from "./context.js";
 import { TextEditor } from "./editor.js";
 import { h } from "./dom.js";
 import { MetricsPanel, SelectionPanel, SettingsPanel } from "./panel.js";
@@ -31,12 +32,14 @@ export function buildLayout(el, id, on) {
   const selPanel = new SelectionPanel();
   const settings = new SettingsPanel(on.settings);
   const panel = h("aside", { class: "pplw-panel" }, metrics.el, selPanel.el, settings.el);
-  const main = h("div", { class: "pplw-main" }, h("div", { class: "pplw-textcol" }, scroller), panel);
+  // what the model read first (not scored): uncoloured, before the text
+  const contextView = new ContextView();
+  const main = h("div", { class: "pplw-main" }, h("div", { class: "pplw-textcol" }, contextView.el, scroller), panel);
   // editable mode: the text box sets the text trait; the kernel re-scores what changed
   const editor = new TextEditor(on.text);
   root.append(toolbar.el, editor.el, progress.el, error, main);
   const tooltip = new Tooltip(root);
   tooltip.el.id = `pplw-tt-${id}`;
   el.appendChild(root);
-  return { root, toolbar, progress, errorBox: error, content, scroller, metrics, selPanel, settings, editor, tooltip };
+  return { root, toolbar, progress, errorBox: error, content, scroller, metrics, selPanel, settings, editor, tooltip, contextView };
 }

@@ -96,7 +96,15 @@ export class MetricsPanel {
       ["uni", "unigram PPL"],
     ]);
     this.counts = h("div", { class: "pplw-counts" });
-    s.body.append(this.grid.el, this.kv.el, this.counts);
+    this.given = h("div", { class: "pplw-given", attrs: { hidden: true } });
+    s.body.append(this.given, this.grid.el, this.kv.el, this.counts);
+  }
+
+  /** "given a context of N tokens" when the text was scored as a continuation. */
+  setContext(settings) {
+    const n = settings && settings.context != null ? settings.context_tokens : null;
+    this.given.hidden = n == null;
+    setText(this.given, n == null ? "" : `given a context of ${n} token${n === 1 ? "" : "s"}`);
   }
 
   /**
@@ -191,6 +199,8 @@ export function describeSettings(st) {
     out.push(["window", `max_length ${st.max_length ?? "—"} · stride ${st.stride ?? "—"}`]);
   }
   if ("prefix" in st) add("prefix", st.prefix == null ? "none" : st.prefix);
+  if (st.prefix_every_window) add("BOS", "in every window");
+  if (st.context != null) add("context", `${st.context_tokens ?? "?"} tokens, read, not scored`);
   if ("add_eos" in st || "eos_scored" in st) {
     out.push(["EOS", st.eos_scored ? "scored" : st.add_eos ? "added, not scored" : "not added"]);
   }
@@ -231,7 +241,8 @@ export class SettingsPanel {
     );
     this.apply = h("button", { class: "pplw-btn pplw-btn-primary", text: "Re-score", attrs: { type: "submit" } });
     this.msg = h("div", { class: "pplw-form-msg", attrs: { "aria-live": "polite" } });
-    this.inputs = { max_length: this.maxLen, stride: this.stride, prefix: this.prefix };
+    this.every = h("input", { class: "pplw-check", attrs: { type: "checkbox", "aria-label": "prefix_every_window" } });
+    this.inputs = { max_length: this.maxLen, stride: this.stride, prefix: this.prefix, prefix_every_window: this.every };
     this.fieldMsgs = {};
     this.invalid = new Set(); // controls holding a rejected value (kept as typed)
     const fields = Object.entries(this.inputs).map(([name, input]) => {
@@ -258,6 +269,7 @@ export class SettingsPanel {
       max_length: parseControl(this.maxLen.value),
       stride: parseControl(this.stride.value),
       prefix: this.prefix.value,
+      prefix_every_window: this.every.checked,
     };
   }
 
@@ -288,12 +300,13 @@ export class SettingsPanel {
 
   /** Show the trait values in the inputs (unless the user is editing them, or they hold a
    * rejected value the user should see next to its message). */
-  setControls({ max_length, stride, prefix }) {
+  setControls({ max_length, stride, prefix, prefix_every_window }) {
     const active = this.el.ownerDocument.activeElement;
     const keep = (name) => active === this.inputs[name] || this.invalid.has(name);
     if (!keep("max_length")) this.maxLen.value = max_length == null ? "" : String(max_length);
     if (!keep("stride")) this.stride.value = stride == null ? "" : String(stride);
     if (prefix != null && !keep("prefix")) this.prefix.value = prefix === "bos" ? "bos" : "none";
+    if (!keep("prefix_every_window")) this.every.checked = prefix_every_window === true;
   }
 
   setSettings(settings) {

@@ -52,6 +52,7 @@ export const TRAIT_SETTINGS = "settings";
 export const TRAIT_MAX_LENGTH = "max_length";
 export const TRAIT_STRIDE = "stride";
 export const TRAIT_PREFIX = "prefix";
+export const TRAIT_PREFIX_EVERY_WINDOW = "prefix_every_window";
 export const TRAIT_RESULT = "result_data";
 export const TRAIT_COLOR_MODE = "color_mode"; // optional
 export const TRAIT_SHOW_BOUNDARIES = "show_boundaries"; // optional

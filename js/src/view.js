@@ -17,6 +17,7 @@ import {
   TRAIT_ERROR,
   TRAIT_MAX_LENGTH,
   TRAIT_PREFIX,
+  TRAIT_PREFIX_EVERY_WINDOW,
   TRAIT_RESULT,
   TRAIT_SETTINGS,
   TRAIT_STATUS,
@@ -145,7 +146,7 @@ export class PplView {
       const rd = this.model.get(TRAIT_RESULT);
       if (rd) this.stream.loadResult(rd);
     });
-    for (const t of [TRAIT_MAX_LENGTH, TRAIT_STRIDE, TRAIT_PREFIX]) on(`change:${t}`, () => showWindowSettings(this.model, this.settings));
+    for (const t of [TRAIT_MAX_LENGTH, TRAIT_STRIDE, TRAIT_PREFIX, TRAIT_PREFIX_EVERY_WINDOW]) on(`change:${t}`, () => showWindowSettings(this.model, this.settings));
     this.opts.listen(on);
     this.stopThemeWatch = watchTheme(document, () => this._applyTheme());
   }
@@ -229,6 +230,8 @@ export class PplView {
     this.metrics.update(metrics, state, this.opts.unit);
     this._syncToolbar();
     this.settings.setSettings(model.get(TRAIT_SETTINGS));
+    this.metrics.setContext(model.get(TRAIT_SETTINGS));
+    this.contextView.set(model.get(TRAIT_SETTINGS));
 
     const err = store.error || (model.get(TRAIT_ERROR) || "");
     this.errorBox.hidden = !err;

@@ -12,6 +12,7 @@ import {
   TRAIT_LEVEL,
   TRAIT_MAX_LENGTH,
   TRAIT_PREFIX,
+  TRAIT_PREFIX_EVERY_WINDOW,
   TRAIT_SHOW_BOUNDARIES,
   TRAIT_STRIDE,
   TRAIT_SURPRISAL_UNIT,
@@ -59,23 +60,28 @@ export class ViewOptions {
   }
 }
 
-/** The window settings form shows the traits' max_length, stride and prefix. */
+/** The window settings form shows the traits' max_length, stride, prefix and prefix_every_window. */
 export function showWindowSettings(model, panel) {
   panel.setControls({
     max_length: model.get(TRAIT_MAX_LENGTH),
     stride: model.get(TRAIT_STRIDE),
     prefix: model.get(TRAIT_PREFIX),
+    prefix_every_window: model.get(TRAIT_PREFIX_EVERY_WINDOW),
   });
 }
 
 /** The form was submitted: set the traits (the kernel re-scores), or say nothing changed. */
 export function applyWindowSettings(model, panel, v) {
   const same =
-    model.get(TRAIT_MAX_LENGTH) === v.max_length && model.get(TRAIT_STRIDE) === v.stride && model.get(TRAIT_PREFIX) === v.prefix;
+    model.get(TRAIT_MAX_LENGTH) === v.max_length &&
+    model.get(TRAIT_STRIDE) === v.stride &&
+    model.get(TRAIT_PREFIX) === v.prefix &&
+    (model.get(TRAIT_PREFIX_EVERY_WINDOW) === true) === v.prefix_every_window;
   if (!same) {
     model.set(TRAIT_MAX_LENGTH, v.max_length);
     model.set(TRAIT_STRIDE, v.stride);
     model.set(TRAIT_PREFIX, v.prefix);
+    model.set(TRAIT_PREFIX_EVERY_WINDOW, v.prefix_every_window);
     model.save_changes();
   }
   setText(panel.msg, same ? "Settings unchanged." : "Re-scoring…");

@@ -20,7 +20,8 @@ def count(text: str) -> int:
 def check_counts(args: argparse.Namespace) -> None:
     """The window and top-k rules, checked before a model is loaded (seconds to minutes)."""
     check_top_k(args.top_k)
-    check_window_settings(args.max_length, args.stride)  # None: the model's default
+    check_window_settings(args.max_length, args.stride,  # None: the model's default
+                          prefix_every_window=getattr(args, "prefix_every_window", False))
 
 
 def add_score_options(p: argparse.ArgumentParser, *,

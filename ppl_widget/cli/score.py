@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import codecs
+import json
 import math
 import sys
 from typing import TextIO
@@ -19,6 +20,14 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--encoding", default="utf-8",
                    help="the file's text encoding (default utf-8; e.g. latin-1, cp1252)")
     add_score_options(p)
+    given = p.add_mutually_exclusive_group()
+    given.add_argument("--context", metavar="FILE",
+                       help="a text file the model reads first; only FILE's text is scored")
+    given.add_argument("--chat", metavar="FILE.json",
+                       help='a JSON list of {"role", "content"} messages, rendered with the '
+                       "model's chat template; FILE is the assistant's reply")
+    p.add_argument("--prefix-every-window", action="store_true",
+                   help="every window reads the BOS token first, then max-length - 1 tokens")
     p.add_argument("--json", metavar="OUT", help="write the full per-token result here")
 
 
@@ -81,12 +90,29 @@ def _read_text(path: str, encoding: str = "utf-8") -> str:
         ) from None
 
 
+def read_context(args: argparse.Namespace) -> str | list | None:
+    """The ``--context`` file's text, or the ``--chat`` file's messages (checked)."""
+    from ..scoring.context import check_context
+
+    if args.context is not None:
+        return check_context(_read_text(args.context, args.encoding))
+    if args.chat is None:
+        return None
+    try:
+        chat = json.loads(_read_text(args.chat))
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"{args.chat} is not JSON ({exc}); --chat takes a list of "
+                         '{"role": ..., "content": ...} messages') from None
+    return check_context(chat)
+
+
 def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from ..scoring.models import load_model
     from ..scoring.scorer import ScoringError, stream
 
     check_counts(args)
     text = _read_text(args.file, args.encoding)
+    context = read_context(args)
     bar = LoadBar(err)  # a first-time preparation draws one line; a cached model none
     try:
         lm = load_model(args.model, device=args.device, dtype=args.dtype, progress=bar)
@@ -96,7 +122,8 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     try:
         for last in stream(text, lm, max_length=args.max_length, stride=args.stride,
                            prefix=None if args.no_prefix else "bos", add_eos=args.add_eos,
-                           top_k=args.top_k):
+                           top_k=args.top_k, context=context,
+                           prefix_every_window=args.prefix_every_window):
             err.write(_progress_bar(last.done, last.total, last.tokens_per_s, last.eta_s))
             err.flush()
     except ScoringError as exc:

@@ -29,9 +29,10 @@ class ScoreResult:
     tile the text, so every character belongs to exactly one token),
     ``surprisal`` (nats), ``entropy`` (nats), ``rank``, ``context_length``,
     ``topk_ids``/``topk_probs``, ``units`` (words, chars, bytes attributed to
-    each token) and ``is_eos``.  ``probability`` and ``surprisal_bits`` are
-    derived.  ``vocab`` maps every token id in the result (targets and
-    alternatives) to its decoded text.
+    each token) and ``is_eos``.  ``context``: what the model read before ``text``
+    (read, not scored; ``settings["context_tokens"]`` counts its tokens).
+    ``probability`` and ``surprisal_bits`` are derived.  ``vocab`` maps every
+    token id in the result (targets and alternatives) to its decoded text.
     """
 
     text: str
@@ -54,6 +55,9 @@ class ScoreResult:
     total_tokens: int | None = None  # targets the full run would score
     elapsed_s: float = 0.0
     bow_prob_end: float = float("nan")  # b after the last token (word ends there?)
+    # what the model read before ``text`` (a string, or a chat: a list of messages);
+    # ``context + text`` is what was read when the context is a string
+    context: str | list[dict[str, str]] | None = None
     # the scoring model's tokenizer, when scored in this process (not saved)
     tokenizer: Any = field(default=None, repr=False)
 
@@ -223,12 +227,16 @@ class ScoreResult:
     def conventions(self) -> str:
         """The counting conventions in one line, for labels and screenshots."""
         s = self.settings
-        first = ("first token scored after the prefix token"
+        first = ("first token scored after the context" if self.context is not None else
+                 "first token scored after the prefix token"
                  if s.get("prefix") == "bos" else
                  f"{len(self.unscored_token_ids)} first token(s) unscored (no prefix)")
         eos = "EOS scored (+1 unit in every denominator)" if self.is_eos.any() else "no EOS"
+        given = (f" · given a context of {s.get('context_tokens')} tokens"
+                 if self.context is not None else "")
+        every = " · prefix token in every window" if s.get("prefix_every_window") else ""
         return (f"{s.get('model', '?')} · max_length {s.get('max_length')} · "
-                f"stride {s.get('stride')} · {first} · {eos}")
+                f"stride {s.get('stride')} · {first}{every} · {eos}{given}")
 
     # ---- building and saving ---------------------------------------------
     @classmethod
@@ -251,6 +259,7 @@ class ScoreResult:
             "total_tokens": self.total_tokens,
             "elapsed_s": self.elapsed_s,
             "bow_prob_end": self.bow_prob_end,
+            "context": self.context,
             "metrics": self.metrics(),
             "conventions": self.conventions(),
             "unscored": {"token_ids": self.unscored_token_ids,
@@ -296,6 +305,7 @@ class ScoreResult:
             total_tokens=data.get("total_tokens"),
             elapsed_s=float_of_json(data.get("elapsed_s", 0.0)),
             bow_prob_end=float_of_json(data.get("bow_prob_end")),
+            context=data.get("context"),
         )
 
     def units_of_text(self, words: Any = None) -> TextUnits:

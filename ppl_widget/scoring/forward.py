@@ -116,7 +116,7 @@ class BatchedForward:
         memory asynchronously, so the host can finish the previous batch meanwhile."""
         import torch
 
-        inputs = torch.stack([sequence[w.input_start:w.input_end] for w in batch])
+        inputs = torch.stack([window_inputs(sequence, w) for w in batch])
         targets = torch.cat([sequence[w.target_start:w.target_end] for w in batch])
         n_targets = [w.n_targets for w in batch]
         # b after the last token: in the last window, feed the last token too (causal
@@ -127,7 +127,8 @@ class BatchedForward:
                    and last.target_end == len(sequence)
                    and last.n_inputs + 1 <= (self.end_row_limit or 0))
         if end_row:
-            inputs, n_targets = sequence[last.input_start:][None], [n_targets[0] + 1]
+            inputs = window_inputs(sequence, last, len(sequence))[None]
+            n_targets = [n_targets[0] + 1]
         parts: dict[str, list] = {}
         row = 0
         for logits in self.target_logits(inputs, n_targets):
@@ -159,19 +160,32 @@ class BatchedForward:
     def score_batch(self, sequence: Any, batch: list[Window]) -> dict[str, np.ndarray]:
         return self.submit(sequence, batch)()
 
-    def bow_after_last(self, sequence: Any, max_length: int) -> float:
+    def bow_after_last(self, sequence: Any, max_length: int, prefixed: bool = False) -> float:
         """b at the position after the last token: one more row, from the last
-        ``max_length`` positions (so the last word's end is paid for)."""
+        ``max_length`` positions (so the last word's end is paid for); ``prefixed``:
+        the prefix token in place of the first of them, as every window reads it."""
         import torch
 
         if self.bow_mask is None or len(sequence) == 0:
             return math.nan
-        inputs = sequence[max(0, len(sequence) - max_length):][None]
+        start = max(0, len(sequence) - max_length)
+        inputs = window_inputs(sequence, Window(start, len(sequence), len(sequence),
+                                                len(sequence) + 1, prefixed and start > 0))[None]
         with torch.inference_mode():
             logits = next(iter(self.target_logits(inputs, [1])))
             probs = torch.softmax(logits.float(), dim=-1)
             return float((probs @ self.bow_mask)[0])
 
+
+def window_inputs(sequence: Any, w: Window, end: int | None = None) -> Any:
+    """What the model reads for window ``w`` (up to position ``end``, default its
+    ``input_end``): a prefixed window reads position 0, the prefix token, first."""
+    import torch
+
+    inputs = sequence[w.input_start:w.input_end if end is None else end]
+    if w.prefixed:
+        inputs = torch.cat([sequence[:1], inputs[1:]])
+    return inputs
 
 
 def _last_rows(states: Any, n_targets: list[int]) -> Any:

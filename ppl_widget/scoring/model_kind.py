@@ -42,7 +42,8 @@ class ScoringForward(Protocol):
 
     def bow_after_last(self, sequence: Any, max_length: int) -> float:
         """b(i) after the last token (the probability that a new word starts); NaN when
-        the kind does not know word starts."""
+        the kind does not know word starts.  (``BatchedForward`` also takes
+        ``prefixed``, for ``prefix_every_window``, which only neural models allow.)"""
         ...
 
 

@@ -24,22 +24,13 @@ import pandas as pd
 
 from ..core.pairs import SIDES, PairsInputError, add_score_columns, pairs_frame
 from ..core.text_units import partition_offsets
+from .context import move_whitespace as split_seam  # the one seam rule (context.py)
 from .encode import encode_many
 from .models import LoadedModel, as_loaded
 from .prepare import check_and_prefix
 
 #: ``score()`` options that apply to a pair's sentences.
 PAIR_OPTIONS = ("max_length", "stride", "prefix", "add_eos")
-
-
-def split_seam(context: str, continuation: str) -> tuple[str, str]:
-    """lm-evaluation-harness's seam rule: the context's trailing whitespace moves to
-    the start of the continuation (``"The cat", " sat"`` and ``"The cat ", "sat"``
-    both give ``("The cat", " sat")``)."""
-    n = len(context) - len(context.rstrip())
-    if n:
-        return context[:-n], context[-n:] + continuation
-    return context, continuation
 
 
 def score_pairs(pairs: Any, lm: Any = None, **score_options: Any) -> pd.DataFrame:

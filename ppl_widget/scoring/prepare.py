@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from ..core.text_units import TextUnits, WordSpec, partition_offsets
+from .context import Context, encode_pair
 from .encode import (
     PARALLEL_MIN_CHARS,
     cut_is_safe,
@@ -43,20 +44,31 @@ class Prepared:
 
     text: str
     sequence: np.ndarray  # prefix token (if any) + text tokens + EOS (if any)
-    target_ids: np.ndarray  # sequence[1:]
+    target_ids: np.ndarray  # sequence[first_target:]
     target_offsets: np.ndarray  # (n, 2) character span of each target
     target_units: np.ndarray  # (n, 3) words, chars, bytes of each target
     target_is_eos: np.ndarray
     unscored_ids: np.ndarray
     unscored_offsets: np.ndarray
     prefix_token: str | None
+    #: position of the first target in ``sequence`` (the prefix token and a context
+    #: before it are read, never scored)
+    first_target: int = 1
+    #: the context as read (``scoring/context.py``), None without one
+    context: Any = None
+    n_context_tokens: int = 0
 
 
 def prepare(text: str, lm: Any, *, prefix: str | None = "bos", add_eos: bool = False,
-            words: WordSpec = None) -> Prepared:
+            words: WordSpec = None, context: Context = None) -> Prepared:
     """Tokenize ``text`` once (no added special tokens; special-token strings
-    in the text stay plain text) and attach character spans and units."""
+    in the text stay plain text) and attach character spans and units.
+
+    ``context``: a string or a chat the model reads before ``text`` (see
+    ``scoring/context.py`` for the seam); only ``text``'s tokens are targets."""
     head = check_and_prefix(text, lm.tokenizer, prefix, add_eos)
+    if context is not None:
+        return _prepare_in_context(text, lm.tokenizer, context, head, add_eos, words)
     ids, raw_offsets = encode_with_offsets(lm.tokenizer, text)  # long texts: all cores
     return _lay_out(text, lm.tokenizer, ids, raw_offsets, head, add_eos, words)
 
@@ -80,6 +92,8 @@ class PreparingText:
     """A long text tokenized in a thread, a segment at a time, each ``AHEAD_GROWTH`` times the
     one before, so the input sequence's start is final early and grows while the GPU
     scores it.  Segments end at checked cuts, so they join into the tokens of one call."""
+
+    first_target = 1  # no context: the text's own first target
 
     def __init__(self, text: str, tok: Any, first: tuple[np.ndarray, np.ndarray], cut: int,
                  head: list[int], add_eos: bool, words: WordSpec):
@@ -193,16 +207,36 @@ def check_and_prefix(text: str, tok: Any, prefix: str | None, add_eos: bool) -> 
     return [int(pid)]
 
 
+def _prepare_in_context(text: str, tok: Any, context: Context, head: list[int],
+                        add_eos: bool, words: WordSpec) -> Prepared:
+    pair = encode_pair(tok, context, text)
+    if pair.starts_with_bos:  # a chat template that writes the BOS itself
+        head = []
+    eos = pair.end_of_turn_id if pair.end_of_turn_id is not None else tok.eos_token_id
+    prep = _lay_out(pair.text, tok, pair.ids, pair.offsets, head, add_eos, words,
+                    read=pair.context_ids, eos_id=eos)
+    prep.context = pair.context
+    prep.n_context_tokens = len(pair.context_ids)
+    if pair.starts_with_bos:
+        prep.prefix_token = tok.convert_ids_to_tokens(int(pair.context_ids[0]))
+    return prep
+
+
 def _lay_out(text: str, tok: Any, ids: np.ndarray, raw_offsets: np.ndarray, head: list[int],
-             add_eos: bool, words: WordSpec) -> Prepared:
-    """Spans, units and the input sequence of a tokenized text."""
+             add_eos: bool, words: WordSpec, read: np.ndarray | None = None,
+             eos_id: int | None = None) -> Prepared:
+    """Spans, units and the input sequence of a tokenized text (``read``: a context's
+    tokens, between the prefix token and the text's; ``eos_id``: the EOS to score)."""
     spans = partition_offsets(raw_offsets, len(text))
     units = TextUnits.of(text, words).per_span(spans)
     prefix_token = tok.convert_ids_to_tokens(head[0]) if head else None
-    tail = [int(tok.eos_token_id)] if add_eos else []
-    sequence = np.concatenate([np.asarray(head, np.int64), ids, np.asarray(tail, np.int64)])
+    read = np.zeros(0, np.int64) if read is None else np.asarray(read, np.int64)
+    tail = [int(tok.eos_token_id if eos_id is None else eos_id)] if add_eos else []
+    sequence = np.concatenate([np.asarray(head, np.int64), read, ids,
+                               np.asarray(tail, np.int64)])
 
-    n_unscored = 0 if head else min(1, len(ids))
+    before = len(head) + len(read)  # positions read before the text's first token
+    n_unscored = 0 if before else min(1, len(ids))
     offsets = spans[n_unscored:]
     tunits = units[n_unscored:]
     is_eos = np.zeros(len(offsets), dtype=bool)
@@ -211,7 +245,9 @@ def _lay_out(text: str, tok: Any, ids: np.ndarray, raw_offsets: np.ndarray, head
         offsets = np.vstack([offsets, [[end, end]]])
         tunits = np.vstack([tunits, [[1, 1, 1]]])  # EOS counts as one of every unit
         is_eos = np.append(is_eos, True)
-    return Prepared(text=text, sequence=sequence, target_ids=sequence[1:],
+    first = max(1, before)
+    return Prepared(text=text, sequence=sequence, target_ids=sequence[first:],
                     target_offsets=offsets.reshape(-1, 2), target_units=tunits.reshape(-1, 3),
                     target_is_eos=is_eos, unscored_ids=ids[:n_unscored],
-                    unscored_offsets=spans[:n_unscored], prefix_token=prefix_token)
+                    unscored_offsets=spans[:n_unscored], prefix_token=prefix_token,
+                    first_target=first)

@@ -42,11 +42,14 @@ class ScoringRun:
         self.forward, self.lm, self.settings = forward, lm, settings
         self.batch_size, self.depth, self.cancel, self.kept = batch_size, depth, cancel, kept
         self.max_length, self.stride = settings["max_length"], settings["stride"]
+        # how windows are planned beyond their sizes (every window reads the prefix token)
+        self.plan = {"prefix_every_window": settings.get("prefix_every_window", False)}
         self.prep = prep
         self.ahead = prep if isinstance(prep, PreparingText) else None
         if self.ahead is not None:  # the device holds the positions final so far
             self.sequence = extend_on_device(None, self.ahead.known(), lm.device)
-            windows = plan_windows_of_start(len(self.sequence), self.max_length, self.stride)
+            windows = plan_windows_of_start(len(self.sequence), self.max_length, self.stride,
+                                            **self.plan)
             self.total = -1  # not known until the whole text is tokenized
         else:
             self.sequence = torch.as_tensor(prep.sequence, device=lm.device)
@@ -101,7 +104,8 @@ class ScoringRun:
         assert self.ahead is not None
         positions = self.ahead.known()
         if len(positions) > len(self.sequence):
-            self.windows = plan_windows_of_start(len(positions), self.max_length, self.stride)
+            self.windows = plan_windows_of_start(len(positions), self.max_length, self.stride,
+                                                 **self.plan)
             self.sequence = extend_on_device(self.sequence, positions, self.lm.device)
 
     def _settle(self) -> None:
@@ -109,7 +113,7 @@ class ScoringRun:
         assert self.ahead is not None
         prep, self.ahead = self.ahead.result(), None
         self.prep = prep
-        full = plan_windows(len(prep.sequence), self.max_length, self.stride)
+        full = plan_windows(len(prep.sequence), self.max_length, self.stride, **self.plan)
         i = self.next_window
         assert full[:i] == self.windows[:i], "the start's windows are the whole text's"
         self.windows = full
@@ -153,7 +157,8 @@ class ScoringRun:
             arrays = pending()
         except Exception as exc:  # an asynchronous device error surfaces here
             raise self._failed(exc) from exc
-        start, stop = batch[0].target_start - 1, batch[-1].target_end - 1
+        first = self.prep.first_target  # a sequence position; targets are counted from it
+        start, stop = batch[0].target_start - first, batch[-1].target_end - first
         arrays = self._token_arrays(arrays, start, stop)
         new_ids = [t for t in ids_in([arrays]).tolist() if t not in self.vocab]
         new_vocab = decode_each(self.lm.tokenizer, new_ids)
@@ -181,7 +186,11 @@ class ScoringRun:
             self.bow_end = float(np.asarray(end).reshape(-1)[0])
         elif stop == self.total:  # one more forward (NaN from a kind without b)
             try:
-                self.bow_end = self.forward.bow_after_last(self.sequence, self.max_length)
+                if self.plan["prefix_every_window"]:  # only BatchedForward takes it
+                    self.bow_end = self.forward.bow_after_last(self.sequence, self.max_length,
+                                                               True)
+                else:
+                    self.bow_end = self.forward.bow_after_last(self.sequence, self.max_length)
             except Exception as exc:
                 raise self._failed(exc) from exc
         return arrays
@@ -214,7 +223,7 @@ class ScoringRun:
                 unscored_token_ids=prep.unscored_ids, unscored_offsets=prep.unscored_offsets,
                 settings={**self.settings, "batch_size": self.batch_size},
                 partial=scored < self.total, total_tokens=self.total, elapsed_s=elapsed,
-                tokenizer=self.lm.tokenizer,
+                tokenizer=self.lm.tokenizer, context=getattr(prep, "context", None),
                 bow_prob_end=self.bow_end if scored == self.total else math.nan)
         return build
 

@@ -15,6 +15,7 @@ from ..core.result import ScoreResult
 from ..core.text_units import DEFAULT_WORD_PATTERN, WordSpec
 from ..core.validation import as_count
 from ..core.windows import check_window_params, plan_windows
+from .context import Context, check_context
 from .forward import MAX_LOGIT_ELEMENTS_CUDA
 from .models import LoadedModel, as_loaded
 from .prepare import prepare, prepare_ahead
@@ -51,19 +52,21 @@ def auto_batch_size(lm: LoadedModel, max_length: int) -> int:
     return int(max(1, min(cap, budget // per_window)))
 
 
-
-def resolve_window(lm: LoadedModel, max_length: int | None, stride: int | None) -> tuple[int, int]:
+def resolve_window(lm: LoadedModel, max_length: int | None, stride: int | None,
+                   prefix_every_window: bool = False) -> tuple[int, int]:
     """Defaults: the model's context length (capped on CPU), stride half of it; checked by
     the one window rule (``core.windows.check_window_settings``)."""
     if max_length is None:
         max_length = lm.default_max_length()
-    return check_window_params(max_length, stride, context_length=lm.context_length)
+    return check_window_params(max_length, stride, context_length=lm.context_length,
+                               prefix_every_window=prefix_every_window)
 
 
 def stream(text: str, lm: Any = None, *, max_length: int | None = None, stride: int | None = None,
            prefix: str | None = "bos", add_eos: bool = False, top_k: int = 5,
            batch_size: int | str = "auto", words: WordSpec = None,
            cancel: CancelFlag = None, reuse: ScoreResult | None = None,
+           context: Context = None, prefix_every_window: bool = False,
            ) -> Iterator[ScoreProgress]:
     """Score ``text`` window by window, yielding a ``ScoreProgress`` per batch.
 
@@ -77,10 +80,19 @@ def stream(text: str, lm: Any = None, *, max_length: int | None = None, stride: 
     edit cannot change keep their results (the first item holds them); scoring
     starts at the first window holding a changed token (scoring/incremental.py).
     ``result.settings["reused_tokens"]`` says how many were kept.
+
+    ``context`` and ``prefix_every_window``: see ``score``.
     """
     lm = as_loaded(lm)
     top_k = as_count("top_k", top_k, minimum=0, rule="a non-negative integer")
-    max_length, stride = resolve_window(lm, max_length, stride)
+    max_length, stride = resolve_window(lm, max_length, stride, prefix_every_window)
+    context = check_context(context)
+    if prefix_every_window and prefix is None:
+        raise ValueError("prefix_every_window=True reads the prefix token in every window: "
+                         "it needs prefix='bos'")
+    if prefix_every_window and not isinstance(lm, LoadedModel):
+        raise ValueError("prefix_every_window=True is for neural models (an n-gram model "
+                         "reads no prefix token)")
     if batch_size == "auto":
         batch_size = auto_batch_size(lm, max_length)
     batch_size = as_count("batch_size", batch_size, minimum=1,
@@ -91,9 +103,10 @@ def stream(text: str, lm: Any = None, *, max_length: int | None = None, stride: 
         "prefix_token": None, "add_eos": add_eos, "top_k": forward.top_k,
         "device": str(lm.device), "dtype": str(lm.dtype).replace("torch.", ""),
         "words": str(words) if words is not None else DEFAULT_WORD_PATTERN, "n_windows": 0,
+        "prefix_every_window": prefix_every_window, "context_tokens": 0,
     }
     depth = pipeline_depth(lm, forward)
-    if depth > 1 and reuse is None:
+    if depth > 1 and reuse is None and context is None:
         # a GPU: it scores the first batches while the host tokenizes the rest of a long
         # text; the start holds one batch (its windows' targets, and the first's context)
         ahead = prepare_ahead(text, lm, batch_size * stride + max_length,
@@ -101,11 +114,14 @@ def stream(text: str, lm: Any = None, *, max_length: int | None = None, stride: 
         if ahead is not None:
             yield from ScoringRun(ahead, None, forward, lm, settings, batch_size, depth, cancel)
             return
-    prep = prepare(text, lm, prefix=prefix, add_eos=add_eos, words=words)
-    windows = plan_windows(len(prep.sequence), max_length, stride)
-    settings.update(prefix_token=prep.prefix_token, n_windows=len(windows))
+    prep = prepare(text, lm, prefix=prefix, add_eos=add_eos, words=words, context=context)
+    windows = plan_windows(len(prep.sequence), max_length, stride,
+                           first_target=prep.first_target,
+                           prefix_every_window=prefix_every_window)
+    settings.update(prefix_token=prep.prefix_token, n_windows=len(windows),
+                    context_tokens=prep.n_context_tokens)
     kept = None
-    if reuse is not None:
+    if reuse is not None and context is None and not prefix_every_window:
         from .incremental import plan_reuse
 
         kept = plan_reuse(reuse, prep, windows, settings)
@@ -116,7 +132,8 @@ def stream(text: str, lm: Any = None, *, max_length: int | None = None, stride: 
 def score(text: str, lm: Any = None, *, max_length: int | None = None, stride: int | None = None,
           prefix: str | None = "bos", add_eos: bool = False, top_k: int = 5,
           batch_size: int | str = "auto", words: WordSpec = None,
-          reuse: ScoreResult | None = None) -> ScoreResult:
+          reuse: ScoreResult | None = None, context: Context = None,
+          prefix_every_window: bool = False) -> ScoreResult:
     """Score every token of ``text`` exactly once with strided sliding windows.
 
     ``lm``: anything ``load_model`` takes (default: the embedded SmolLM2).
@@ -127,9 +144,18 @@ def score(text: str, lm: Any = None, *, max_length: int | None = None, stride: i
     ``prefix="bos"`` scores the first token after the BOS (else EOS) token;
     ``prefix=None`` leaves it unscored.  ``add_eos`` also scores an EOS token.
     ``reuse``: the result of an earlier version of the text (see ``stream``).
+
+    ``context``: a string or a chat (a list of ``{"role", "content"}`` messages) the model
+    reads before ``text``; only ``text``'s tokens are scored and counted, and a context
+    longer than the window is read as far back as ``max_length`` allows.  A string's
+    trailing whitespace moves to the start of ``text`` (``result.text``); a chat is
+    rendered with the tokenizer's chat template and ``text`` is the assistant's reply
+    (``add_eos`` then scores the template's end-of-turn token).  See docs/context.md.
+    ``prefix_every_window``: every window reads the prefix token first, then up to
+    ``max_length - 1`` tokens (llama.cpp's layout); each token is still scored once.
     """
     progress = stream(text, lm, max_length=max_length, stride=stride, prefix=prefix,
                       add_eos=add_eos, top_k=top_k, batch_size=batch_size, words=words,
-                      reuse=reuse)
+                      reuse=reuse, context=context, prefix_every_window=prefix_every_window)
     last = deque(progress, maxlen=1)  # stream always yields; the last item is complete
     return last[0].result

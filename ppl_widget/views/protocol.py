@@ -204,6 +204,8 @@ def result_settings(result: ScoreResult, *, unigram: Any = None,
     settings = dict(result.settings)
     settings.update(n_unscored=len(result.unscored_token_ids),
                     eos_scored=bool(result.is_eos.any()), total_tokens=result.total_tokens)
+    if result.context is not None:  # shown before the text (a chat as its turns)
+        settings["context"] = result.context
     if unigram is not None:
         settings["unigram"] = "in-sample" if unigram.in_sample else unigram.source
     if ci is not None:

@@ -14,6 +14,7 @@ import traitlets
 
 from ..core.result import ScoreResult
 from ..core.text_units import TextUnits, WordSpec
+from ..scoring.context import move_whitespace
 from ..scoring.models import LoadedModel, as_loaded
 from ..scoring.scorer import ScoringError, stream
 from . import protocol as P
@@ -21,7 +22,8 @@ from .assets import bundle_path
 from .export import StaticPageOutput
 from .live_run import LiveRun
 from .widget_run import Message, WidgetRun
-from .widget_settings import Prefix, SettingError, check_options, check_window
+from .widget_settings import CONTROL_FIELDS as CONTROLS
+from .widget_settings import Context, Prefix, SettingError, check_options, check_window
 from .widget_traits import PerplexityTraits
 
 
@@ -33,8 +35,9 @@ class PerplexityWidget(StaticPageOutput, PerplexityTraits):
     ``.result`` for the ``ScoreResult`` (``partial`` until scoring ends),
     ``.cancel()`` to stop, ``.wait()`` to block until done, ``.to_html()`` for a
     page that shows it with no kernel.  Changing
-    ``max_length``, ``stride`` or ``prefix`` (here or in the widget), or ``text``,
-    re-scores.
+    ``max_length``, ``stride``, ``prefix`` or ``prefix_every_window`` (here or in the
+    widget), or ``text`` or ``context``, re-scores.  ``context``: a string or a chat the
+    model reads before ``text`` (see ``score()``), shown before it, uncoloured.
     """
 
     _esm = bundle_path("widget.js")
@@ -46,7 +49,8 @@ class PerplexityWidget(StaticPageOutput, PerplexityTraits):
                  stride: int | None = None, prefix: str | None = "bos", add_eos: bool = False,
                  top_k: int = 5, batch_size: int | str = "auto", words: WordSpec = None,
                  sentences: Any = None, unigram: Any = None, ci: float | None = None,
-                 editable: bool = False, autostart: bool = True, **kwargs: Any) -> None:
+                 editable: bool = False, autostart: bool = True, context: Any = None,
+                 prefix_every_window: bool = False, **kwargs: Any) -> None:
         if not isinstance(text, str):
             raise TypeError(f"text must be a str, got {type(text).__name__}")
         # set before the traits: their validators check against the model's context length
@@ -54,13 +58,21 @@ class PerplexityWidget(StaticPageOutput, PerplexityTraits):
         self._lm: LoadedModel | None = model if isinstance(model, LoadedModel) else None
         self._options = check_options({"add_eos": add_eos, "top_k": top_k,
                                        "batch_size": batch_size, "words": words})
-        max_length, stride = check_window(max_length, stride, self._lm)
+        if not isinstance(prefix_every_window, bool):
+            raise ValueError(f"prefix_every_window must be True or False, got "
+                             f"{prefix_every_window!r}")
+        max_length, stride = check_window(max_length, stride, self._lm,
+                                          prefix_every_window=prefix_every_window)
         if ci is not None and not (isinstance(ci, float | int) and not isinstance(ci, bool)
                                    and 0 < ci < 1):
             raise ValueError(f"ci must be a confidence level between 0 and 1, got {ci!r}")
         self._sentences, self._unigram_spec, self._ci = sentences, unigram, ci
+        # the view shows the continuation as scored: a string context's trailing
+        # whitespace moves to the text (score()'s seam rule, scoring/context.py)
+        context, text = move_whitespace(Context().validate(None, context), text)
         super().__init__(text=text, max_length=max_length, stride=stride, prefix=prefix,
-                         editable=editable, **kwargs)
+                         editable=editable, context=context,
+                         prefix_every_window=prefix_every_window, **kwargs)
         self._lock = threading.RLock()
         self._live = LiveRun("scoring", self._end)
         self._run: WidgetRun | None = None  # the run whose result the view holds
@@ -68,8 +80,10 @@ class PerplexityWidget(StaticPageOutput, PerplexityTraits):
         self._run_settings: tuple | None = None  # (max_length, stride, prefix) being scored
         self._collecting_control_edits = self._controls_edited = False
         self.on_msg(self._on_front_end_message)
-        self.observe(self._on_setting_change, names=["max_length", "stride", "prefix"])
+        self.observe(self._on_setting_change, names=list(CONTROLS))
+        self.observe(self._on_context_change, names=["context"])
         self._edited = False  # the text changed: the next run reuses the unchanged windows
+        self._moving_whitespace = False  # a new context's trailing whitespace is moving
         self.observe(self._on_text_change, names=["text"])
         if autostart:
             self.start()
@@ -122,7 +136,7 @@ class PerplexityWidget(StaticPageOutput, PerplexityTraits):
         Every value is checked first, as ``score()`` checks it: a rejected one raises
         ``SettingError`` (a ``TraitError`` and ``ValueError``), changes nothing and
         starts no run."""
-        traits = {k: changes.pop(k) for k in ("max_length", "stride", "prefix") if k in changes}
+        traits = {k: changes.pop(k) for k in CONTROLS if k in changes}
         unknown = set(changes) - set(self._options)
         if unknown:
             raise TypeError(f"rescore() got unknown settings {sorted(unknown)}")
@@ -134,7 +148,11 @@ class PerplexityWidget(StaticPageOutput, PerplexityTraits):
             traits["prefix"] = Prefix().validate(self, traits["prefix"])
         max_length = traits.get("max_length", self.max_length)
         stride = traits.get("stride", self.stride)
-        check_window(max_length, stride, self._lm)
+        every = traits.get("prefix_every_window", self.prefix_every_window)
+        if not isinstance(every, bool):
+            raise SettingError(f"prefix_every_window must be True or False, got {every!r}",
+                               "prefix_every_window")
+        check_window(max_length, stride, self._lm, prefix_every_window=every)
         if "words" in options:
             TextUnits.of(self.text, options["words"])  # a bad spec raises here, as in score()
         self._options.update(options)
@@ -164,11 +182,13 @@ class PerplexityWidget(StaticPageOutput, PerplexityTraits):
         text = self.text  # read once: an edit while starting is the next run's
         # an edited text keeps the windows before the edit (scoring/incremental.py)
         reuse = self.result if edited else None
+        context = self.context
         run = WidgetRun(run_id, text, self._lm, words=self._options["words"],
                         sentences=self._sentences, unigram=self._unigram_spec, ci=self._ci)
         items = stream(text, self._lm, max_length=self.max_length, stride=self.stride,
                        prefix="bos" if self.prefix == "bos" else None, cancel=cancel,
-                       reuse=reuse, **self._options)
+                       reuse=reuse, context=context,
+                       prefix_every_window=self.prefix_every_window, **self._options)
         for item in items:
             if not self._live.is_current(run_id):
                 return None
@@ -186,7 +206,8 @@ class PerplexityWidget(StaticPageOutput, PerplexityTraits):
         self.result_data = None
         self.settings = settings = run.settings()
         # show the resolved window defaults; equal to the run's settings, they re-score nothing
-        self._run_settings = (settings["max_length"], settings["stride"], self.prefix)
+        self._run_settings = (settings["max_length"], settings["stride"], self.prefix,
+                              self.prefix_every_window)
         with self.hold_trait_notifications():
             self.max_length, self.stride = settings["max_length"], settings["stride"]
         self._send_run(run.run_id, run.reset())
@@ -224,8 +245,22 @@ class PerplexityWidget(StaticPageOutput, PerplexityTraits):
         elif kind == P.MSG_REPLAY:
             self._replay()
 
+    def _on_context_change(self, change: dict) -> None:
+        if change["old"] == change["new"] or self._moving_whitespace:
+            return
+        context, text = move_whitespace(change["new"], self.text)
+        if text != self.text:  # one run for both changes
+            self._moving_whitespace = True
+            try:
+                self.context, self.text = context, text
+            finally:
+                self._moving_whitespace = False
+        self.start()
+
     def _on_text_change(self, _change: dict) -> None:
         self._edited = True
+        if self._moving_whitespace:
+            return
         self.start()
 
     def _replay(self) -> None:
@@ -245,7 +280,7 @@ class PerplexityWidget(StaticPageOutput, PerplexityTraits):
             super().set_state(sync_data)
         except traitlets.TraitError as exc:  # rolled back: shown beside the control
             field = getattr(exc, "field", None) or next(
-                (k for k in sync_data if k in ("max_length", "stride", "prefix")), "")
+                (k for k in sync_data if k in CONTROLS), "")
             self._send_run(self._live.run_id, (P.settings_error_message(field, str(exc)), None))
             # the front end's copy still holds the rejected values: send the kept ones
             self.send_state([k for k in sync_data if k in self.keys])
@@ -258,7 +293,8 @@ class PerplexityWidget(StaticPageOutput, PerplexityTraits):
     def _on_setting_change(self, change: dict) -> None:
         if change["old"] == change["new"]:
             return
-        if (self.max_length, self.stride, self.prefix) == self._run_settings:
+        if (self.max_length, self.stride, self.prefix,
+                self.prefix_every_window) == self._run_settings:
             return  # the traits now describe the run in progress (or just finished)
         if self._collecting_control_edits:
             self._controls_edited = True
@@ -270,5 +306,12 @@ class PerplexityWidget(StaticPageOutput, PerplexityTraits):
         """The new value together with the other window setting, as score() checks them."""
         name = proposal["trait"].name
         window = {"max_length": self.max_length, "stride": self.stride, name: proposal["value"]}
-        check_window(window["max_length"], window["stride"], self._lm, field=name)
+        check_window(window["max_length"], window["stride"], self._lm, field=name,
+                     prefix_every_window=self.prefix_every_window)
+        return proposal["value"]
+
+    @traitlets.validate("prefix_every_window")
+    def _check_prefix_every_window(self, proposal: dict) -> bool:
+        check_window(self.max_length, self.stride, self._lm, field="max_length",
+                     prefix_every_window=proposal["value"])
         return proposal["value"]

@@ -20,7 +20,7 @@ from ..core.validation import as_count, check_batch_size, check_top_k
 from ..core.windows import check_window_settings
 
 #: The settings a front-end control changes, in the form's order.
-CONTROL_FIELDS = ("max_length", "stride", "prefix")
+CONTROL_FIELDS = ("max_length", "stride", "prefix", "prefix_every_window")
 
 
 class SettingError(traitlets.TraitError, ValueError):
@@ -47,19 +47,20 @@ def check_prefix(value: Any) -> str:
     raise SettingError(f"prefix must be 'bos' or None, got {value!r}", "prefix")
 
 
-def check_window(max_length: Any, stride: Any, lm: Any = None, *,
-                 field: str = "stride") -> tuple[int | None, int | None]:
+def check_window(max_length: Any, stride: Any, lm: Any = None, *, field: str = "stride",
+                 prefix_every_window: bool = False) -> tuple[int | None, int | None]:
     """``(max_length, stride)`` as ints (None = the model's default), or ``SettingError``.
 
     With ``lm`` (a loaded model) the full check ``score()`` makes, context length
     included; without it, the rules that do not depend on the model.
     """
     try:
-        max_length, stride = check_window_settings(max_length, stride)
+        max_length, stride = check_window_settings(max_length, stride,
+                                                   prefix_every_window=prefix_every_window)
         if lm is not None:  # the model's default max_length and its context length
             from ..scoring.scorer import resolve_window
 
-            resolve_window(lm, max_length, stride)
+            resolve_window(lm, max_length, stride, prefix_every_window)
     except ValueError as exc:
         raise SettingError(str(exc), _field_of(str(exc), field)) from None
     return max_length, stride
@@ -88,6 +89,23 @@ class Prefix(traitlets.TraitType):
 
     def validate(self, obj: Any, value: Any) -> str:
         return check_prefix(value)
+
+
+class Context(traitlets.TraitType):
+    """What the model reads before the text: None, a string or a chat, checked as
+    ``score()`` checks it (``scoring/context.py``)."""
+
+    default_value = None
+    allow_none = True
+    info_text = "None, a string or a list of {'role', 'content'} messages"
+
+    def validate(self, obj: Any, value: Any) -> Any:
+        from ..scoring.context import check_context
+
+        try:
+            return check_context(value)
+        except ValueError as exc:
+            raise SettingError(str(exc), "context") from None
 
 
 def check_options(options: dict[str, Any]) -> dict[str, Any]:

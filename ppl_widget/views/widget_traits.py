@@ -10,7 +10,7 @@ from __future__ import annotations
 import anywidget
 import traitlets
 
-from .widget_settings import Count, Prefix
+from .widget_settings import Context, Count, Prefix
 
 
 class PerplexityTraits(anywidget.AnyWidget):
@@ -24,6 +24,10 @@ class PerplexityTraits(anywidget.AnyWidget):
     max_length = Count().tag(sync=True)
     stride = Count().tag(sync=True)
     prefix = Prefix().tag(sync=True)  # "bos" or "none"
+    # every window reads the prefix token first (score()'s prefix_every_window)
+    prefix_every_window = traitlets.Bool(False).tag(sync=True)
+    # read before the text, never scored: a string or a chat (shown before the text)
+    context = Context().tag(sync=True)
     result_data = traitlets.Dict(None, allow_none=True).tag(sync=True)
     color_mode = traitlets.Unicode("surprisal").tag(sync=True)
     show_boundaries = traitlets.Bool(False).tag(sync=True)
