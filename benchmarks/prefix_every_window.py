@@ -81,14 +81,15 @@ def chart(rows: list[dict], path: pathlib.Path) -> None:
                           "position": v["from"], "difference": v["mean_diff_nats"],
                           "tokens": v["n"]}
                          for r in rows for v in r["by_position"].values()])
-    base = alt.Chart(data).mark_line(point=True).encode(
+    # the layers carry no data of their own: the facet's rows reach each panel
+    base = alt.Chart().mark_line(point=True).encode(
         x=alt.X("position:Q", title=f"target's position in its window (bins of {BIN})"),
         y=alt.Y("difference:Q", title="mean surprisal with - without BOS (nats)"),
         color=alt.Color("window:N"), tooltip=["model", "window", "position", "difference",
                                               "tokens"])
-    rule = alt.Chart(pd.DataFrame({"y": [0]})).mark_rule(color="gray").encode(y="y:Q")
-    spec = alt.layer(base, rule, data=data).properties(width=300, height=200).facet(
-        column=alt.Column("model:N", title=None)).resolve_scale(y="independent")
+    rule = alt.Chart().mark_rule(color="gray").encode(y=alt.datum(0))
+    spec = alt.layer(base, rule).properties(width=300, height=200).facet(
+        column=alt.Column("model:N", title=None), data=data).resolve_scale(y="independent")
     spec = spec.properties(title="prefix_every_window: per-token effect by position "
                                  "(README text, windows after the first)")
     path.write_bytes(vlc.vegalite_to_png(spec.to_json(), scale=2))
@@ -98,7 +99,14 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--chars", type=int, default=12000, help="characters of README.md")
     ap.add_argument("--out", default=str(ROOT / "docs" / "prefix_every_window"))
+    ap.add_argument("--chart-only", action="store_true",
+                    help="redraw the chart from the JSON a previous run wrote")
     args = ap.parse_args()
+    out = pathlib.Path(args.out)
+    if args.chart_only:
+        chart(json.loads(out.with_suffix(".json").read_text(encoding="utf-8")),
+              out.with_suffix(".png"))
+        return
     text = (ROOT / "README.md").read_text(encoding="utf-8")[:args.chars]
     models = {"SmolLM2 (default)": load_model(None, device="cpu"),
               "Llama-shaped, random weights": tiny_llama(text)}
@@ -113,7 +121,6 @@ def main() -> None:
             for label, v in r["by_position"].items():
                 print(f"    positions {label:>9}: {v['mean_diff_nats']:+.4f} nats "
                       f"({v['n']} tokens)")
-    out = pathlib.Path(args.out)
     out.with_suffix(".json").write_text(json.dumps(rows, indent=1), encoding="utf-8")
     chart(rows, out.with_suffix(".png"))
     print(f"wrote {out.with_suffix('.json')} and {out.with_suffix('.png')}")
