@@ -12,7 +12,9 @@ Side by side in one run, on the same model object and the same text:
 
 Models are built from configs with random weights (speed does not depend on the weights),
 in bfloat16 with SDPA attention: GPT-2-large's shape (774M) and Llama-3.2-1B's (1.24B,
-128,256-token vocabulary, tied embeddings).  The text is the Python standard library's own
+128,256-token vocabulary, tied embeddings), and on request (``--models ...,llama-8b``)
+Llama-3.1-8B's (gpu_models.py).  Beside each run's seconds: when ``stream()``'s and the
+widget's first chunk came, and the largest gap between chunks (the pace a reader sees).  The text is the Python standard library's own
 source files, concatenated in sorted path order and cut to ``--tokens`` tokens of a
 byte-level BPE tokenizer trained here on that same text (no download).
 
@@ -48,24 +50,16 @@ import torch
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 from bench_vs_guide import guide_loop  # noqa: E402
 from flops import executed_flops, flop_model  # noqa: E402
+from gpu_methods import (  # noqa: E402
+    lm_eval_native,
+    lm_eval_reimplementation,
+    stream_pace,
+    widget_run,
+)
+from gpu_models import build_model, matmul_peak, sync  # noqa: E402
 
 from ppl_widget import load_model, score  # noqa: E402
 from ppl_widget.core.windows import plan_windows  # noqa: E402
-
-LLAMA_3_2_1B = dict(vocab_size=128256, hidden_size=2048, intermediate_size=8192,
-                    num_hidden_layers=16, num_attention_heads=32, num_key_value_heads=8,
-                    head_dim=64, max_position_embeddings=131072, rms_norm_eps=1e-5,
-                    rope_theta=500000.0, tie_word_embeddings=True,
-                    rope_scaling={"factor": 32.0, "high_freq_factor": 4.0, "low_freq_factor": 1.0,
-                                  "original_max_position_embeddings": 8192,
-                                  "rope_type": "llama3"})
-# Llama-3.1-8B's shape (bf16 weights ~16 GB: fits an H100 beside the activations)
-LLAMA_3_1_8B = dict(LLAMA_3_2_1B, hidden_size=4096, intermediate_size=14336,
-                    num_hidden_layers=32, num_attention_heads=32, num_key_value_heads=8,
-                    head_dim=128, tie_word_embeddings=False,
-                    rope_scaling=dict(LLAMA_3_2_1B["rope_scaling"], factor=8.0))
-LLAMA_SHAPES = {"llama-1b": LLAMA_3_2_1B, "llama-8b": LLAMA_3_1_8B}
-GPT2_LARGE = dict(vocab_size=50257, n_positions=1024, n_embd=1280, n_layer=36, n_head=20)
 
 
 # ---- text and tokenizer -------------------------------------------------------------
@@ -108,137 +102,6 @@ def cut_to_tokens(text: str, tokenizer: Any, n_tokens: int) -> str:
     if len(enc["input_ids"]) < n_tokens:
         raise SystemExit(f"only {len(enc['input_ids'])} tokens of text, asked for {n_tokens}")
     return text[:enc["offset_mapping"][n_tokens][0]]
-
-
-# ---- models and FLOPs -----------------------------------------------------------------
-def build_model(kind: str, smoke: bool, tokenizer: Any, device: torch.device) -> Any:
-    from transformers import AutoModelForCausalLM, GPT2Config, LlamaConfig
-
-    special = dict(bos_token_id=tokenizer.bos_token_id, eos_token_id=tokenizer.eos_token_id)
-    if kind == "gpt2-large":
-        shape = dict(GPT2_LARGE, n_embd=64, n_layer=2, n_head=2, vocab_size=2000) if smoke \
-            else GPT2_LARGE
-        cfg = GPT2Config(**shape, **special)
-    else:
-        full = LLAMA_SHAPES[kind]
-        shape = dict(full, vocab_size=4000, hidden_size=64, intermediate_size=256,
-                     num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
-                     head_dim=16) if smoke else full
-        cfg = LlamaConfig(**shape, **special)
-    torch.manual_seed(0)
-    with torch.device(device):
-        model = AutoModelForCausalLM.from_config(cfg, dtype=torch.bfloat16,
-                                                 attn_implementation="sdpa")
-    return model.eval()
-
-
-def matmul_peak(device: torch.device, smoke: bool) -> float:
-    """Measured bf16 matrix-product rate, TFLOP/s (median of timed 8192^3 products)."""
-    n = 512 if smoke else 8192
-    a = torch.randn(n, n, device=device, dtype=torch.bfloat16)
-    b = torch.randn(n, n, device=device, dtype=torch.bfloat16)
-    times = []
-    for i in range(30):  # 10 warm-ups: the clocks ramp up
-        sync(device)
-        t = time.perf_counter()
-        a @ b
-        sync(device)
-        if i >= 10:
-            times.append(time.perf_counter() - t)
-    return 2 * n**3 / statistics.median(times) / 1e12
-
-
-def sync(device: torch.device) -> None:
-    if device.type == "cuda":
-        torch.cuda.synchronize()
-
-
-# ---- the four methods ------------------------------------------------------------------
-def lm_eval_native(model: Any, tokenizer: Any, batch_size: int, max_length: int,
-                   device: torch.device) -> Any:
-    """lm-evaluation-harness's own HFLM on the loaded model, or None if not installed."""
-    try:
-        from lm_eval.api.instance import Instance
-        from lm_eval.models.huggingface import HFLM
-    except ImportError:
-        return None
-    hf = HFLM(pretrained=model, tokenizer=tokenizer, batch_size=batch_size,
-              max_length=max_length, device=str(device))
-
-    def run(text: str) -> float:
-        req = Instance(request_type="loglikelihood_rolling", doc={}, arguments=(text,), idx=0)
-        return -float(hf.loglikelihood_rolling([req], disable_tqdm=True)[0])
-
-    return run
-
-
-def lm_eval_reimplementation(model: Any, tokenizer: Any, batch_size: int,
-                             max_length: int) -> Any:
-    """lm-eval's rolling windows (prefix token, disjoint windows of max_length), batched
-    as HFLM does: full logits over every input position, log_softmax, gather."""
-    def run(text: str) -> float:
-        ids = [tokenizer.bos_token_id] + tokenizer(text, add_special_tokens=False)["input_ids"]
-        seq = torch.tensor(ids, device=model.device)
-        windows = plan_windows(len(ids), max_length, max_length)
-        total = 0.0
-        with torch.no_grad():
-            for i in range(0, len(windows), batch_size):
-                batch = windows[i:i + batch_size]
-                width = max(w.n_inputs for w in batch)
-                inp = torch.zeros((len(batch), width), dtype=torch.long, device=model.device)
-                for b, w in enumerate(batch):
-                    inp[b, :w.n_inputs] = seq[w.input_start:w.input_end]
-                logp = torch.log_softmax(model(inp).logits, dim=-1)
-                for b, w in enumerate(batch):
-                    lp = logp[b, w.n_inputs - w.n_targets:w.n_inputs]
-                    tgt = seq[w.target_start:w.target_end]
-                    total -= float(lp.gather(1, tgt[:, None]).float().sum())
-        return total
-
-    return run
-
-
-def stream_pace(text: str, lm: Any, max_length: int, stride: int) -> dict:
-    """``stream()`` consumed as it yields: seconds to its first chunk, the largest gap
-    between two chunks (the pace a reader sees), and the whole run."""
-    from ppl_widget import stream
-
-    t0 = last = time.perf_counter()
-    first, gap = math.nan, 0.0
-    for item in stream(text, lm, max_length=max_length, stride=stride):
-        now = time.perf_counter()
-        if item.chunk["surprisal"].size:
-            first = now - t0 if math.isnan(first) else first
-            gap = max(gap, now - last)
-            last = now
-    return {"first_chunk_s": first, "largest_gap_s": gap, "total_s": time.perf_counter() - t0}
-
-
-def widget_run(text: str, lm: Any, max_length: int, stride: int) -> tuple[Any, dict]:
-    """A PerplexityWidget scoring ``text`` with its messages sent to a comm with no
-    front end; returns its result and message counts."""
-    from ppl_widget.views import protocol as P
-    from ppl_widget.views.widget import PerplexityWidget
-
-    w = PerplexityWidget(text, lm, max_length=max_length, stride=stride, autostart=False)
-    sent = {"messages": 0, "bytes": 0, "first_chunk_s": math.nan, "largest_gap_s": 0.0}
-    t0 = time.perf_counter()
-    last = [t0]
-
-    def send(content: dict, buffers: list | None = None) -> None:
-        sent["messages"] += 1
-        sent["bytes"] += sum(len(b) for b in buffers or ())
-        if content.get("type") == P.MSG_CHUNK:
-            now = time.perf_counter()
-            if math.isnan(sent["first_chunk_s"]):
-                sent["first_chunk_s"] = now - t0
-            sent["largest_gap_s"] = max(sent["largest_gap_s"], now - last[0])
-            last[0] = now
-
-    w.send = send
-    w.start()
-    res = w.wait()
-    return res, sent
 
 
 # ---- one model ---------------------------------------------------------------------------
