@@ -173,9 +173,8 @@ def _check_live(page, roots, compare, tiny_gpt2, name: str) -> None:
     expect(stream.locator(".pplw-tok")).to_have_count(len(streamed))
     _check_coloured_panel_tooltip(page, stream, streamed, name)
 
-    # Cancel, from the page: the kernel stops and keeps what was scored.  (Where the
-    # output is updated at the end of a run, the view is drawn anew: locators, not
-    # element handles, and waits that retry.)
+    # Cancel, from the page: the kernel stops and keeps what was scored (the view may be
+    # drawn anew when a run ends: locators and retrying waits, not element handles)
     expect(cancel.locator(".pplw-tok").nth(40)).to_be_attached(timeout=120_000)
     cancel.locator(".pplw-progress .pplw-btn").click()
     expect(cancel.locator(".pplw-status-cancelled")).to_be_visible(timeout=60_000)
@@ -401,8 +400,7 @@ def test_jupyter_book_executed_offline(browser, tmp_path, tiny_gpt2):
     (tmp_path / "myst.yml").write_text(
         "version: 1\nproject:\n  title: ppl-widget\n  toc:\n    - file: lesson.ipynb\n"
         f"site:\n  template: {theme}\n")
-    # mystmd runs the notebook on a Jupyter server: ours, so it is stopped afterwards
-    # (one mystmd starts itself outlives the build)
+    # mystmd runs the notebook on our Jupyter server (one it starts outlives the build)
     port, token = _free_port(), secrets.token_hex(16)
     jupyter = _serve([sys.executable, "-m", "jupyter_server", "--allow-root",
                       f"--ServerApp.port={port}", "--ServerApp.ip=127.0.0.1",
