@@ -14,9 +14,10 @@ Models are built from configs with random weights (speed does not depend on the 
 in bfloat16 with SDPA attention: GPT-2-large's shape (774M) and Llama-3.2-1B's (1.24B,
 128,256-token vocabulary, tied embeddings), and on request (``--models ...,llama-8b``)
 Llama-3.1-8B's (gpu_models.py).  Beside each run's seconds: when ``stream()``'s and the
-widget's first chunk came, and the largest gap between chunks (the pace a reader sees).  The text is the Python standard library's own
-source files, concatenated in sorted path order and cut to ``--tokens`` tokens of a
-byte-level BPE tokenizer trained here on that same text (no download).
+widget's first chunk came, and the largest gap between chunks (the pace a reader sees).
+The text is the Python standard library's own source files, concatenated in sorted path
+order and cut to ``--tokens`` tokens of a byte-level BPE tokenizer trained here on that
+same text (no download).
 
 Printed per model and stride: seconds, tokens/s, speed against the guide and lm-eval,
 achieved TFLOP/s (the FLOPs each method executes: 2 x non-embedding parameters x input

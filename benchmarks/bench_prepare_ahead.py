@@ -31,7 +31,6 @@ import statistics
 import sys
 import threading
 import time
-from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -41,6 +40,7 @@ from bench_gpu import cut_to_tokens, stdlib_text, train_tokenizer  # noqa: E402
 
 from ppl_widget import stream  # noqa: E402
 from ppl_widget.scoring import scorer  # noqa: E402
+from ppl_widget.scoring.model_kind import PendingStats  # noqa: E402
 
 
 class SimulatedDevice:
@@ -75,7 +75,7 @@ class SimulatedForward:
         self.device, self.top_k = device, top_k
         self.batch_s, self.launch_s, self.batch_windows = batch_s, launch_s, batch_windows
 
-    def submit(self, sequence: Any, batch: list) -> Callable[[], dict[str, np.ndarray]]:
+    def submit(self, sequence: Any, batch: list) -> PendingStats:
         until = time.perf_counter() + self.launch_s
         while time.perf_counter() < until:  # Python launching kernels holds the GIL
             pass
@@ -91,7 +91,7 @@ class SimulatedForward:
                     "topk_ids": np.zeros((n, self.top_k), np.int64),
                     "topk_probs": np.zeros((n, self.top_k))}
 
-        return finish
+        return PendingStats(finish, done.is_set)
 
     def score_batch(self, sequence: Any, batch: list) -> dict[str, np.ndarray]:
         return self.submit(sequence, batch)()

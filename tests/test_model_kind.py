@@ -14,7 +14,7 @@ torch = pytest.importorskip("torch")
 from ppl_widget import NGramModel, score  # noqa: E402
 from ppl_widget.core.text_units import DEFAULT_WORD_PATTERN  # noqa: E402
 from ppl_widget.scoring.forward import BatchedForward  # noqa: E402
-from ppl_widget.scoring.model_kind import ScoringForward, ScoringModel  # noqa: E402
+from ppl_widget.scoring.model_kind import PendingStats, ScoringForward, ScoringModel  # noqa: E402
 from ppl_widget.scoring.ngram import NGramTokenizer  # noqa: E402
 
 SYMBOLS = ["<UNK>", "<s>", "</s>", "red", "green", "blue", "cat", "dog", "runs"]
@@ -42,7 +42,7 @@ class UniformForward:
 
     def submit(self, sequence, batch):
         arrays = self.score_batch(sequence, batch)
-        return lambda: arrays
+        return PendingStats(lambda: arrays)
 
     def bow_after_last(self, sequence, max_length):
         return math.nan

@@ -14,6 +14,7 @@ from conftest import LONG_TEXT  # noqa: E402
 from ppl_widget import ScoringError, score, stream  # noqa: E402
 from ppl_widget.scoring import scorer  # noqa: E402
 from ppl_widget.scoring.forward import BatchedForward  # noqa: E402
+from ppl_widget.scoring.model_kind import PendingStats  # noqa: E402
 
 
 @pytest.fixture
@@ -29,7 +30,7 @@ def pipelined(monkeypatch):
         def wrapped():
             log.append(("finish", batch[0].target_start))
             return finish()
-        return wrapped
+        return PendingStats(wrapped, finish.ready)
 
     monkeypatch.setattr(scorer, "pipeline_depth", lambda lm, forward: 2)
     monkeypatch.setattr(BatchedForward, "submit", submit)
@@ -88,7 +89,7 @@ def test_error_when_waiting_for_a_batch_keeps_what_was_yielded(tiny_lm, pipeline
 
         def broken():
             raise RuntimeError("device-side assert (simulated)")
-        return broken
+        return PendingStats(broken)
 
     monkeypatch.setattr(BatchedForward, "submit", fails_third)
     with pytest.raises(ScoringError, match="device-side assert") as info:

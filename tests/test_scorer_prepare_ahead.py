@@ -18,6 +18,7 @@ from ppl_widget import ScoringError, score, stream  # noqa: E402
 from ppl_widget.scoring import prepare as prep_mod  # noqa: E402
 from ppl_widget.scoring import scorer  # noqa: E402
 from ppl_widget.scoring.forward import BatchedForward  # noqa: E402
+from ppl_widget.scoring.model_kind import PendingStats  # noqa: E402
 from ppl_widget.scoring.run import AHEAD_IN_FLIGHT  # noqa: E402
 
 # lines, some indented and some blank, so there are cuts (a newline, then a non-space)
@@ -50,7 +51,8 @@ def gpu_like(monkeypatch, short_texts_go_ahead):
     def submit(self, sequence, batch):
         log.append(("submit", batch[0].target_start, len(sequence), len(batch)))
         finish = real_submit(self, sequence, batch)
-        return lambda: log.append(("finish", batch[0].target_start, 0, 0)) or finish()
+        return PendingStats(lambda: log.append(("finish", batch[0].target_start, 0, 0))
+                            or finish(), finish.ready)
 
     def result(self):
         log.append(("whole text", 0, 0, 0))
@@ -215,3 +217,27 @@ def test_error_in_a_start_batch_names_the_whole_text(tiny_gpt2, gpu_like, monkey
         score(TEXT, tiny_gpt2, **WINDOW)
     partial = e.value.partial_result
     assert partial.partial and len(partial) == 0 and partial.settings["n_windows"] > 16
+
+
+def test_a_finished_batch_goes_out_before_more_go_in_flight(tiny_gpt2, gpu_like, monkeypatch):
+    """Live first colours: once the queue holds ``depth`` batches, the oldest one's chunk
+    goes out as soon as it is done and the text's spans are known, instead of filling up
+    to AHEAD_IN_FLIGHT first (on a GPU each launch then waited for the device)."""
+    monkeypatch.setattr(prep_mod.PreparingText, "finished",
+                        property(lambda self: self._future.result() is not None))
+    items = list(stream(TEXT, tiny_gpt2, **WINDOW))
+    kinds = [e[0] for e in gpu_like]
+    assert kinds[:4] == ["submit", "submit", "whole text", "finish"]
+    assert items[-1].finished and items[-1].done == items[-1].total
+
+
+def test_batches_not_done_yet_let_more_go_in_flight(tiny_gpt2, gpu_like, monkeypatch):
+    """While the oldest batch is still on the device, the queue fills (up to
+    AHEAD_IN_FLIGHT while the text is tokenized): the device never waits for the host."""
+    monkeypatch.setattr(PendingStats, "ready", lambda self: False)
+    items = list(stream(TEXT, tiny_gpt2, **WINDOW))
+    early = _ahead_phase(gpu_like)
+    assert len(early) > 2  # more than depth before the first finish
+    _not_ahead(monkeypatch)
+    at_once = list(stream(TEXT, tiny_gpt2, **WINDOW))
+    np.testing.assert_array_equal(items[-1].result.surprisal, at_once[-1].result.surprisal)

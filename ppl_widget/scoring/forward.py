@@ -5,12 +5,13 @@ top-k, b(i)) computed on the device from bounded slabs of fp32 logits."""
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
 
 from ..core.windows import Window
+from .model_kind import PendingStats
 from .vocab import bow_mask
 
 #: Most fp32 logits (rows x vocabulary) alive at once: 64 Mi floats = 256 MiB.
@@ -109,7 +110,7 @@ class BatchedForward:
             out["topk_probs"] = top_p
         return out
 
-    def submit(self, sequence: Any, batch: list[Window]) -> Callable[[], dict[str, np.ndarray]]:
+    def submit(self, sequence: Any, batch: list[Window]) -> PendingStats:
         """Enqueue one batch; the returned function waits for it and gives its arrays.
 
         On a GPU nothing here waits for the device: results are copied to pinned host
@@ -141,21 +142,21 @@ class BatchedForward:
             row += n
             del logits
         device_arrays = {k: torch.cat(v) if len(v) > 1 else v[0] for k, v in parts.items()}
-        ready = _copy_to_host(device_arrays, self.cuda)
+        copied = _copy_to_host(device_arrays, self.cuda)
         n = len(targets)
         top_k = self.top_k
         contexts = np.concatenate([np.arange(w.target_start - w.input_start,
                                              w.target_end - w.input_start) for w in batch])
 
         def finish() -> dict[str, np.ndarray]:
-            arrays = {k: v.numpy() for k, v in ready().items()}
+            arrays = {k: v.numpy() for k, v in copied().items()}
             if not top_k:
                 arrays["topk_ids"] = np.zeros((n, 0), np.int64)
                 arrays["topk_probs"] = np.zeros((n, 0), np.float64)
             arrays["context_length"] = contexts
             return arrays
 
-        return finish
+        return PendingStats(finish, copied.ready)
 
     def score_batch(self, sequence: Any, batch: list[Window]) -> dict[str, np.ndarray]:
         return self.submit(sequence, batch)()
@@ -198,14 +199,14 @@ def _last_rows(states: Any, n_targets: list[int]) -> Any:
     return torch.cat([states[b, states.shape[1] - n:] for b, n in enumerate(n_targets)])
 
 
-def _copy_to_host(tensors: dict[str, Any], cuda: bool) -> Callable[[], dict[str, Any]]:
-    """Start copying device tensors to the host; the returned function waits for them.
+def _copy_to_host(tensors: dict[str, Any], cuda: bool) -> PendingStats:
+    """Start copying device tensors to the host; the ``PendingStats`` waits for them.
     On CUDA: pinned buffers, non-blocking copies and one event (one wait per batch)."""
     import torch
 
     if not cuda:
         host = {k: v.cpu() for k, v in tensors.items()}
-        return lambda: host
+        return PendingStats(lambda: host)
     host = {k: torch.empty(v.shape, dtype=v.dtype, pin_memory=True) for k, v in tensors.items()}
     for k, v in tensors.items():
         host[k].copy_(v, non_blocking=True)
@@ -217,7 +218,7 @@ def _copy_to_host(tensors: dict[str, Any], cuda: bool) -> Callable[[], dict[str,
         done.synchronize()
         return host
 
-    return wait
+    return PendingStats(wait, done.query)
 
 
 

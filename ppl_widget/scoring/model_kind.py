@@ -18,6 +18,23 @@ import numpy as np
 from ..core.windows import Window
 
 
+class PendingStats:
+    """A batch in flight: calling it waits for the batch and gives its statistics;
+    ``ready()`` says whether that call would return without waiting (so the run loop can
+    hand out a finished batch before it puts more in flight)."""
+
+    def __init__(self, wait: Callable[[], dict[str, np.ndarray]],
+                 ready: Callable[[], bool] | None = None) -> None:
+        self._wait = wait
+        self._ready = ready
+
+    def __call__(self) -> dict[str, np.ndarray]:
+        return self._wait()
+
+    def ready(self) -> bool:
+        return True if self._ready is None else bool(self._ready())
+
+
 @runtime_checkable
 class ScoringForward(Protocol):
     """Per target of a batch of windows, its statistics: numpy arrays keyed like
@@ -36,8 +53,9 @@ class ScoringForward(Protocol):
         """The batch's statistics (``sequence``: the text's token ids, on the device)."""
         ...
 
-    def submit(self, sequence: Any, batch: list[Window]) -> Callable[[], dict[str, np.ndarray]]:
-        """Start the batch; the returned function waits for it and gives its statistics."""
+    def submit(self, sequence: Any, batch: list[Window]) -> PendingStats:
+        """Start the batch; the ``PendingStats`` returned waits for it and gives its
+        statistics, and says whether it is done."""
         ...
 
     def bow_after_last(self, sequence: Any, max_length: int) -> float:
@@ -89,9 +107,9 @@ class HostForward:
     def score_batch(self, sequence: Any, batch: list[Window]) -> dict[str, np.ndarray]:
         raise NotImplementedError
 
-    def submit(self, sequence: Any, batch: list[Window]) -> Callable[[], dict[str, np.ndarray]]:
+    def submit(self, sequence: Any, batch: list[Window]) -> PendingStats:
         arrays = self.score_batch(sequence, batch)
-        return lambda: arrays
+        return PendingStats(lambda: arrays)
 
     def bow_after_last(self, sequence: Any, max_length: int) -> float:
         return math.nan

@@ -14,7 +14,7 @@ import numpy as np
 from ..core.result import TOKEN_ARRAYS, ScoreResult, empty_token_arrays
 from ..core.windows import Window, plan_windows, plan_windows_of_start
 from .forward import is_oom
-from .model_kind import ScoringForward, ScoringModel
+from .model_kind import PendingStats, ScoringForward, ScoringModel
 from .prepare import Prepared, PreparingText
 from .progress import CancelFlag, ScoreProgress, ScoringError, is_cancelled
 from .vocab import decode_each, ids_in
@@ -64,8 +64,7 @@ class ScoringRun:
         self.bow_end = math.nan  # b after the last token, computed once every token is scored
         # On a GPU, batch i+1 is enqueued before batch i's results are turned into arrays
         # and yielded: the host work (and the consumer's) overlaps the device's.
-        self.in_flight: deque[tuple[list[Window], Callable[[], dict[str, np.ndarray]]]] = \
-            deque()
+        self.in_flight: deque[tuple[list[Window], PendingStats]] = deque()
         self.next_window = 0
 
     def __iter__(self) -> Iterator[ScoreProgress]:
@@ -74,6 +73,11 @@ class ScoringRun:
         while self.next_window < len(self.windows) or self.in_flight or self.ahead is not None:
             if self.ahead is not None:
                 self._grow()
+            if self._oldest_is_done():  # hand it out before more go in flight: live colours
+                if self.ahead is not None:
+                    self._settle()
+                yield self._finish_oldest()
+                continue
             if self._can_submit():
                 if is_cancelled(self.cancel):
                     self.cancelled = True  # what is in flight is dropped: a stop within a batch
@@ -128,6 +132,15 @@ class ScoringRun:
                     and len(self.in_flight) < AHEAD_IN_FLIGHT)
         return self.next_window < len(self.windows) and len(self.in_flight) < self.depth
 
+    def _oldest_is_done(self) -> bool:
+        """The queue is full (``depth`` batches in flight) and its oldest batch is done,
+        with the text's spans known: its chunk can go out without waiting.  (Filling
+        up to ``AHEAD_IN_FLIGHT`` first held the first colours back for several batches
+        while each launch waited for the device.)"""
+        if len(self.in_flight) < self.depth or not self.in_flight[0][1].ready():
+            return False
+        return self.ahead is None or self.ahead.finished
+
     def _submit_next(self) -> None:
         """Put the next batch in flight; out of memory, halve the batch and try again."""
         import torch
@@ -139,7 +152,7 @@ class ScoringRun:
                     pending = self.forward.submit(self.sequence, batch)
                 else:
                     arrays = self.forward.score_batch(self.sequence, batch)
-                    pending = (lambda a: lambda: a)(arrays)
+                    pending = PendingStats((lambda a: lambda: a)(arrays))
         except Exception as exc:
             if is_oom(exc) and self.batch_size > 1:
                 self.batch_size = max(1, self.batch_size // 2)  # the same windows, smaller
