@@ -44,21 +44,29 @@ from ppl_widget.scoring.model_kind import PendingStats  # noqa: E402
 
 
 class SimulatedDevice:
-    """One queue worked through in order, like a CUDA stream: each job sleeps."""
+    """One queue worked through in order, like a CUDA stream: each job sleeps.  At most
+    ``max_queued`` jobs wait: a launch beyond that blocks until the device takes one, as
+    CUDA's launch queue (about a thousand kernels) does when a batch has hundreds of
+    kernels (0: no limit)."""
 
-    def __init__(self) -> None:
+    def __init__(self, max_queued: int = 0) -> None:
         self.jobs: queue.Queue = queue.Queue()
         self.busy_s = 0.0
+        self.room = threading.Semaphore(max_queued) if max_queued else None
         threading.Thread(target=self._work, daemon=True).start()
 
     def _work(self) -> None:
         while True:
             seconds, done = self.jobs.get()
+            if self.room is not None:
+                self.room.release()  # taken from the queue: a launch may go on
             time.sleep(seconds)
             self.busy_s += seconds
             done.set()
 
     def enqueue(self, seconds: float) -> threading.Event:
+        if self.room is not None:
+            self.room.acquire()
         done = threading.Event()
         self.jobs.put((seconds, done))
         return done
@@ -106,12 +114,12 @@ class SimulatedModel:
     dtype = "bfloat16"
     context_length = None
 
-    def __init__(self, tokenizer: Any, **forward: Any):
+    def __init__(self, tokenizer: Any, max_queued: int = 0, **forward: Any):
         import torch
 
         self.tokenizer, self.forward = tokenizer, forward
         self.name, self.device = "simulated-device", torch.device("cpu")
-        self.device_state = SimulatedDevice()
+        self.device_state = SimulatedDevice(max_queued)
 
     def default_max_length(self) -> int:
         return 1024
@@ -156,6 +164,8 @@ def main() -> None:
                         help="device time of a full batch (H100, Llama-1B shape: 196)")
     parser.add_argument("--launch-ms", type=float, default=15.0,
                         help="Python time to launch a batch, GIL held")
+    parser.add_argument("--launch-queue", type=int, default=1,
+                        help="batches the device queues before a launch blocks (0: no limit)")
     parser.add_argument("--repeats", type=int, default=3)
     args = parser.parse_args()
     n_tokens = args.tokens or (40_000 if args.smoke else 300_000)
@@ -166,12 +176,13 @@ def main() -> None:
     raw = stdlib_text(int(n_tokens * 4.5) + 10_000)
     tokenizer = train_tokenizer(raw, 2_000 if args.smoke else 32_000)
     text = cut_to_tokens(raw, tokenizer, n_tokens)
-    lm = SimulatedModel(tokenizer, batch_s=batch_ms / 1000, launch_s=args.launch_ms / 1000,
-                        batch_windows=args.batch_size)
+    lm = SimulatedModel(tokenizer, max_queued=args.launch_queue, batch_s=batch_ms / 1000,
+                        launch_s=args.launch_ms / 1000, batch_windows=args.batch_size)
     print(f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores, Python "
           f"{platform.python_version()}; {len(text):,} characters, {n_tokens:,} tokens; "
           f"max_length {args.max_length}, batches of {args.batch_size} windows, simulated "
-          f"device {batch_ms:g} ms a batch + {args.launch_ms:g} ms launch; median of "
+          f"device {batch_ms:g} ms a batch + {args.launch_ms:g} ms launch, a launch waits "
+          f"while {args.launch_queue or 'unlimited'} batch(es) queue; median of "
           f"{repeats}", flush=True)
     print("| stride | text prepared | first chunk | total | above device time |")
     print("| ---: | --- | ---: | ---: | ---: |")  # "ahead" only where prepare_ahead took it
