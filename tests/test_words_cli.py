@@ -33,7 +33,8 @@ def test_words_csv_round_trip(tmp_path, capsys, tiny_gpt2_dir, tiny_gpt2):
     assert got["word"].tolist() == ["The", "quick", "fox.", "NA", "said,", "1990"]
     assert got["rt"].tolist() == ["301", "NA", "355", "290", "310", "330"]
     ref = score_words(["The", "quick", "fox."], tiny_gpt2, add_eos=True)
-    np.testing.assert_allclose(got["surprisal"].astype(float)[:3], ref["surprisal"], rtol=1e-9)
+    # packed with the other item here, alone there: fp32 sums in other orders (~1e-8)
+    np.testing.assert_allclose(got["surprisal"].astype(float)[:3], ref["surprisal"], rtol=1e-6)
     assert got["n_tokens"].astype(int).tolist()[:3] == ref["n_tokens"].tolist()
 
 
