@@ -90,6 +90,9 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=2)
     parser.add_argument("--model", default=None, help="default: the embedded SmolLM2-135M")
     parser.add_argument("--device", default="auto")
+    parser.add_argument("--bf16", action="store_true",
+                        help="also time score() with a bfloat16 copy of the model (opt-in "
+                             "on a CPU with native bf16): speed and per-token difference")
     args = parser.parse_args()
 
     lm = load_model(args.model, device=args.device)
@@ -152,6 +155,35 @@ def main() -> None:
     print(f"FLOP-ratio ceiling (guide FLOPs {flops['guide'] / 1e12:.2f} T / ppl_widget "
           f"{ours / 1e12:.2f} T): {ceiling:.2f}x; measured {g / o:.2f}x "
           f"({100 * (g / o) / ceiling:.0f}% of the ceiling)")
+    if args.bf16:
+        bf16_row(args, lm, text, ours_result, sync)
+
+
+def bf16_row(args: argparse.Namespace, lm, text: str, ref, sync) -> None:
+    """score() on a bfloat16 copy beside the float32 one, alternating; per-token |diff|."""
+    import copy
+
+    import numpy as np
+
+    from ppl_widget.scoring.devices import cpu_has_native_bf16
+
+    lm16 = load_model((copy.deepcopy(lm.model), lm.tokenizer), device=lm.device,
+                      dtype="bfloat16")
+    window = dict(max_length=args.max_length, stride=args.stride)
+    score(text[:2000], lm16, **window)  # warm-up
+    t32, t16 = [], []
+    for _ in range(args.repeats):
+        for lm_, times in ((lm, t32), (lm16, t16)):
+            sync()
+            t = time.perf_counter()
+            res = score(text, lm_, **window)
+            sync()
+            times.append(time.perf_counter() - t)
+    diff = np.abs(res.surprisal - ref.surprisal)
+    a, b = statistics.median(t32), statistics.median(t16)
+    print(f"bfloat16 score (native bf16 on this CPU: {cpu_has_native_bf16()}): {b:.2f} s "
+          f"against float32 {a:.2f} s, {a / b:.2f}x; per-token surprisal |bf16 - fp32| "
+          f"mean {diff.mean():.4f}, max {diff.max():.3f} nats")
 
 
 if __name__ == "__main__":

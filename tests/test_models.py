@@ -207,6 +207,24 @@ def test_bad_device_and_dtype(tiny_gpt2):
         load_model(42)
 
 
+def test_bfloat16_on_a_cpu_without_native_bf16_says_it_will_be_slower(tiny_gpt2, monkeypatch):
+    import copy
+    import warnings
+
+    from ppl_widget.scoring import devices
+
+    pair = (copy.deepcopy(tiny_gpt2.model), tiny_gpt2.tokenizer)
+    monkeypatch.setattr(devices, "cpu_has_native_bf16", lambda: False)
+    with pytest.warns(RuntimeWarning, match="no native bfloat16 .* dtype='float32'"):
+        lm = load_model(pair, device="cpu", dtype="bfloat16")
+    assert str(lm.dtype) == "torch.bfloat16"  # the user's choice stands
+    monkeypatch.setattr(devices, "cpu_has_native_bf16", lambda: True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        load_model(pair, device="cpu", dtype="bfloat16")
+        load_model(pair, device="cpu", dtype="float32")
+
+
 def test_a_cache_that_cannot_be_written_warns_and_still_loads(tmp_path, monkeypatch):
     """The GGUF path: a read-only cache costs the next load time, never this load."""
     from ppl_widget.scoring.gguf import load_gguf

@@ -52,6 +52,29 @@ def resolve_device(device: str | Any = "auto") -> Any:
     return dev
 
 
+def cpu_has_native_bf16() -> bool:
+    """Whether this CPU multiplies bfloat16 matrices natively (AVX512-BF16 or AMX, as
+    oneDNN sees it); without, bfloat16 is emulated and slower than float32."""
+    import torch
+
+    try:
+        return bool(torch.ops.mkldnn._is_mkldnn_bf16_supported())
+    except (AttributeError, RuntimeError):
+        return False
+
+
+def check_cpu_dtype(dtype: Any, device: Any) -> None:
+    """bfloat16 on a CPU: worth it only with native bf16 products; say so where not."""
+    import warnings
+
+    import torch
+
+    if device.type == "cpu" and dtype == torch.bfloat16 and not cpu_has_native_bf16():
+        warnings.warn("this CPU has no native bfloat16 matrix products (AVX512-BF16 or AMX): "
+                      "bfloat16 runs slower than float32 here; use dtype='float32' (the "
+                      "default)", RuntimeWarning, stacklevel=3)
+
+
 def resolve_dtype(dtype: str | Any, device: Any) -> Any:
     """``torch.dtype`` for ``dtype``; ``"auto"`` is bfloat16 on GPUs that support it,
     else float32."""

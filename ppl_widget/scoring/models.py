@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .devices import resolve_device, resolve_dtype
+from .devices import check_cpu_dtype, resolve_device, resolve_dtype
 from .gguf import DEFAULT_MODEL_NAME, default_gguf_path, load_gguf
 from .load_progress import LoadProgress
 from .model_errors import ModelLoadError, ModelSettingError, ModelTypeError, one_line
@@ -168,6 +168,7 @@ def _load_model(spec: Any, device: str | Any, dtype: str | Any, trust_remote_cod
     if move:
         dev = resolve_device(device)
         dt = resolve_dtype(dtype, dev)
+        check_cpu_dtype(dt, dev)
         try:
             model = model.to(device=dev, dtype=dt)
         except Exception as exc:  # out of memory on the GPU, a dtype the device lacks
