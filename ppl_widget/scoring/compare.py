@@ -29,6 +29,7 @@ from ..core.comparison import (  # noqa: F401
 )
 from ..core.result import ScoreResult
 from .models import LoadedModel, load_model
+from .progress import is_cancelled
 from .scorer import ScoreProgress, ScoringError, stream
 
 
@@ -134,7 +135,7 @@ def iter_compare(text: str, models: Sequence[Any], *, keep_models: bool = False,
         # released here, not right after scoring: until it asks for the next event the
         # consumer still holds the last progress item, and through it the model
         _release_all(freed)
-        if _is_cancelled(cancel):
+        if is_cancelled(cancel):
             return
         owned = _is_spec(spec) and spec is not None
         if spec is None:
@@ -162,14 +163,6 @@ def iter_compare(text: str, models: Sequence[Any], *, keep_models: bool = False,
         if result.partial:  # cancelled: the remaining models are skipped
             break
     _release_all(freed)
-
-
-def _is_cancelled(cancel: Any) -> bool:
-    if cancel is None:
-        return False
-    if hasattr(cancel, "is_set"):
-        return cancel.is_set()
-    return bool(cancel())
 
 
 def check_unit_counts(results: list[ScoreResult], labels: list[str]) -> None:
