@@ -113,6 +113,8 @@ def test_cancel_message_keeps_partial_result(tiny_gpt2, sent, slow_batches):
     res = w.wait()
     assert w.status == "cancelled" and res.partial and 0 < len(res) < res.total_tokens
     assert w.result_data["partial"] is True and w.result_data["count"] == len(res)
+    # the bar of a cancelled run reads count / what the whole run would have scored
+    assert w.result_data["total_tokens"] == res.total_tokens
     done = sent[-1][0]
     assert (done["type"], done["run_id"], done["partial"]) == (P.MSG_DONE, 1, True)
     assert done["metrics"]["n_tokens"] == len(res)

@@ -142,6 +142,8 @@ export function decodeResult(rd) {
     runId: rd.run_id ?? null,
     vocab: rd.vocab || {},
     partial: !!rd.partial,
+    // what the whole run would have scored (a cancelled run: more than count)
+    totalTokens: Math.max(count, Number(rd.total_tokens) | 0),
     metrics: rd.metrics || null,
     unitSpans: decodeUnitSpans(
       UNIT_SPAN_FIELDS.map((k) => rd[k]),

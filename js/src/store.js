@@ -215,7 +215,7 @@ export class TokenStore {
     this.totalTokens = res.count;
     this.applyChunk(res.runId, res, res.vocab);
     this.final = { metrics: res.metrics, partial: res.partial };
-    this.progress = { done: res.count, total: res.count };
+    this.progress = { done: res.count, total: res.totalTokens || res.count };
     this.setLevels(res.unitSpans, res.levelNotes);
     this.wordCorrected = res.wordCorrected || null;
   }

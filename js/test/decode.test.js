@@ -103,6 +103,8 @@ test("decodeResult reads result_data and tolerates null", () => {
   assert.equal(r.partial, true);
   assert.deepEqual(r.vocab, { 5: "a" });
   assert.deepEqual(Array.from(r.fields.end16), Array.from(parts[2]));
+  assert.equal(r.totalTokens, 4); // no total_tokens: the count
+  assert.equal(decodeResult({ ...rd, total_tokens: 30 }).totalTokens, 30); // a cancelled run
   // an empty run may come without buffers
   const empty = decodeResult({ count: 0, top_k: 5, run_id: 1 });
   assert.equal(empty.fields.token_ids.length, 0);

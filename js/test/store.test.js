@@ -188,4 +188,12 @@ test("loadResult replaces everything and records the final metrics", () => {
   assert.equal(st.sums.nats, sumS(5));
   assert.deepEqual(st.final, { metrics: { n_tokens: 5 }, partial: true });
   assert.equal(st.tokenText(101), "x");
+  assert.deepEqual(st.progress, { done: 5, total: 5 });
+});
+
+test("a cancelled run's result keeps the whole run's total for the progress bar", () => {
+  const st = new TokenStore();
+  st.loadResult({ ...chunk(0, 5), runId: 3, vocab: {}, partial: true, metrics: null,
+    totalTokens: 40 });
+  assert.deepEqual(st.progress, { done: 5, total: 40 });
 });

@@ -240,6 +240,8 @@ def result_data(result: ScoreResult, *, levels: LevelAssigner | None = None,
     payload: dict[str, Any] = {
         "run_id": run_id, "count": n, "top_k": top_k, "vocab": _used_vocab(result),
         "partial": bool(result.partial), "metrics": json_safe(final_metrics(result, unigram, ci)),
+        # what the whole run would have scored: a cancelled run's bar reads count / total
+        "total_tokens": int(result.total_tokens) if (result.total_tokens or 0) > n else n,
     }
     payload.update(result_buffers(arrays, levels.units))
     payload.update(zip(UNIT_SPAN_FIELDS, levels.buffers(), strict=True))
