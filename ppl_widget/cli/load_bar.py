@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from typing import TextIO
+from typing import Any, TextIO
 
 
 class LoadBar:
@@ -29,3 +29,15 @@ class LoadBar:
         if self._open:
             self._err.write("\n")
             self._open = False
+
+
+def load_with_bar(args: Any, err: TextIO) -> Any:
+    """``load_model`` for a subcommand's ``--model``/``--device``/``--dtype``: a first-time
+    preparation draws one line on ``err``, a cached model nothing."""
+    from ..scoring.models import load_model
+
+    bar = LoadBar(err)
+    try:
+        return load_model(args.model, device=args.device, dtype=args.dtype, progress=bar)
+    finally:
+        bar.close()

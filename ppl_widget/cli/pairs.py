@@ -7,6 +7,7 @@ from typing import TextIO
 
 from ..core.pairs import accuracy, read_pairs
 from ..core.windows import check_window_settings
+from .load_bar import load_with_bar
 from .options import add_score_options
 
 
@@ -26,14 +27,13 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    from ..scoring.models import load_model
     from ..scoring.pairs import score_pairs
 
     check_window_settings(args.max_length, args.stride)  # before a model is loaded
     pairs = read_pairs(args.file)
     if args.by is not None and args.by not in pairs.columns:
         raise ValueError(f"--by {args.by}: no such column (columns: {list(pairs.columns)})")
-    lm = load_model(args.model, device=args.device, dtype=args.dtype)
+    lm = load_with_bar(args, err)
     scored = score_pairs(pairs, lm, max_length=args.max_length, stride=args.stride,
                          prefix=None if args.no_prefix else "bos", add_eos=args.add_eos)
     if args.out is not None:

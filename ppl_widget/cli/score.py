@@ -10,7 +10,7 @@ import sys
 from typing import TextIO
 
 from ..core.metrics import METRIC_KEYS
-from .load_bar import LoadBar
+from .load_bar import load_with_bar
 from .options import add_score_options, check_counts
 
 
@@ -107,17 +107,12 @@ def read_context(args: argparse.Namespace) -> str | list | None:
 
 
 def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    from ..scoring.models import load_model
     from ..scoring.scorer import ScoringError, stream
 
     check_counts(args)
     text = _read_text(args.file, args.encoding)
     context = read_context(args)
-    bar = LoadBar(err)  # a first-time preparation draws one line; a cached model none
-    try:
-        lm = load_model(args.model, device=args.device, dtype=args.dtype, progress=bar)
-    finally:
-        bar.close()
+    lm = load_with_bar(args, err)
     last = None
     try:
         for last in stream(text, lm, max_length=args.max_length, stride=args.stride,

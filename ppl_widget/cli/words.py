@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING, TextIO
 
+from .load_bar import load_with_bar
 from .options import add_score_options, check_counts
 
 if TYPE_CHECKING:
@@ -59,13 +60,11 @@ def read_word_list(path: str) -> pd.DataFrame:
 
 
 def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    from ..scoring.models import load_model
     from ..scoring.words import score_words
 
     check_counts(args)
     frame = read_word_list(args.file)
-    err.write("loading model...\n")
-    lm = load_model(args.model, device=args.device, dtype=args.dtype)
+    lm = load_with_bar(args, err)
     scored = score_words(frame, lm, by=args.by, sep=args.sep,
                          bow_correction=args.bow_correction, max_length=args.max_length,
                          stride=args.stride, prefix=None if args.no_prefix else "bos",
