@@ -129,11 +129,12 @@ def test_batches_are_in_flight_while_the_text_is_tokenized(tiny_gpt2, gpu_like, 
     # full batches from a start of the text (a shorter sequence), at most 4 before any
     # finishes, and none finishes before the whole text is there (its spans are needed)
     assert 1 <= len(early) <= AHEAD_IN_FLIGHT
-    assert early[0][2] < full_len // 2 and all(e[3] == 8 for e in early)
+    # a small first batch (one window of 8: FIRST_BATCH_SHARE), then full ones
+    assert early[0][2] < full_len // 2 and early[0][3] == 1
+    assert all(e[3] == 8 for e in early[1:])
     kinds = [e[0] for e in gpu_like]
     assert kinds.index("whole text") < kinds.index("finish")
-    assert [e[1] for e in gpu_like if e[0] == "submit"][:3] == [1, 1 + 16 + 7 * 8,
-                                                               1 + 16 + 15 * 8]
+    assert [e[1] for e in gpu_like if e[0] == "submit"][:3] == [1, 1 + 16, 1 + 16 + 8 * 8]
 
     ahead = items[-1].result
     _not_ahead(monkeypatch)
@@ -166,7 +167,7 @@ def test_only_full_batches_go_before_the_whole_text(tiny_gpt2, gpu_like, monkeyp
     window = {**WINDOW, "batch_size": 64}
     items = list(stream(TEXT, tiny_gpt2, **window))
     early = _ahead_phase(gpu_like)
-    assert early and all(e[3] == 64 for e in early)
+    assert early and early[0][3] == 64 // 8 and all(e[3] == 64 for e in early[1:])
     assert min(e[2] for e in early) < 64 * 8 * 2  # the first went from a short start
     monkeypatch.setattr(prep_mod, "encode_with_offsets", real)
     _not_ahead(monkeypatch)

@@ -22,6 +22,9 @@ from .vocab import decode_each, ids_in
 #: Batches in flight at most while a long text is still being tokenized (prepare_ahead):
 #: on the device they hold only their outputs, and the GPU should not wait for the host.
 AHEAD_IN_FLIGHT = 8
+#: With batches in flight (a GPU), the first batch holds this share of a full one, at least
+#: one window: the first colours come after a fraction of a batch's device time.
+FIRST_BATCH_SHARE = 8
 
 
 class ScoringRun:
@@ -145,7 +148,10 @@ class ScoringRun:
         """Put the next batch in flight; out of memory, halve the batch and try again."""
         import torch
 
-        batch = self.windows[self.next_window:self.next_window + self.batch_size]
+        size = self.batch_size
+        if self.depth > 1 and self.next_window == 0 and self.kept is None:
+            size = max(1, size // FIRST_BATCH_SHARE)  # small first: live first colours
+        batch = self.windows[self.next_window:self.next_window + size]
         try:
             with torch.inference_mode():
                 if self.depth > 1:
