@@ -21,6 +21,10 @@ from typing import Any
 
 import numpy as np
 
+#: The score() options packed sequences honour (a text laid out as score() lays out one
+#: that fits a window); any other option needs score() itself.
+PACKED_OPTIONS = ("max_length", "stride", "prefix", "add_eos")
+
 #: Row length when every sequence is shorter: longer rows share more, but attention
 #: inside a row grows with its square (measured on CPU, benchmarks/bench_pairs.py).
 PACK_POSITIONS = 128
@@ -128,13 +132,12 @@ def block_causal_mask(segments: Any, dtype: Any) -> Any:
 
 def target_nll(logits: Any, targets: Any) -> Any:
     """Each row's NLL of its target (fp32 ``logits`` shifted in place), by the formula of
-    ``score()``'s CPU statistics (``BatchedForward.slab_stats``: log Z = -log(max prob) after a
-    shift to max 0), so a sentence's total here equals score()'s: ``torch.logsumexp``
-    differs from it by up to ~1e-5 nats a token over a 50k vocabulary (fp32 sums)."""
-    import torch
+    ``score()``'s CPU statistics (``forward.shifted_softmax``), so a sentence's total here
+    equals score()'s: ``torch.logsumexp`` differs from it by up to ~1e-5 nats a token over
+    a 50k vocabulary (fp32 sums)."""
+    from .forward import shifted_softmax
 
-    logits -= logits.amax(dim=-1, keepdim=True)
-    log_z = -torch.softmax(logits, dim=-1).amax(dim=-1).log()
+    _, log_z = shifted_softmax(logits)
     return log_z - logits.gather(1, targets[:, None])[:, 0]
 
 

@@ -16,10 +16,8 @@ from typing import Any
 
 import numpy as np
 
+from .packed import PACKED_OPTIONS
 from .prepare import prepare_many
-
-#: score() options a packed text honours; any other sends a text through score().
-PACKED_OPTIONS = ("max_length", "stride", "prefix", "add_eos")
 
 
 @dataclass

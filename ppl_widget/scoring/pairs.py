@@ -27,10 +27,8 @@ from ..core.text_units import partition_offsets
 from .context import move_whitespace as split_seam  # the one seam rule (context.py)
 from .encode import encode_many
 from .models import LoadedModel, as_loaded
+from .packed import PACKED_OPTIONS
 from .prepare import check_and_prefix
-
-#: ``score()`` options that apply to a pair's sentences.
-PAIR_OPTIONS = ("max_length", "stride", "prefix", "add_eos")
 
 
 def score_pairs(pairs: Any, lm: Any = None, **score_options: Any) -> pd.DataFrame:
@@ -52,9 +50,9 @@ def score_pairs(pairs: Any, lm: Any = None, **score_options: Any) -> pd.DataFram
     Bad input (a missing column, NaN, an empty sentence) raises ``PairsInputError``
     (a ValueError) naming the row.
     """
-    unknown = sorted(set(score_options) - set(PAIR_OPTIONS))
+    unknown = sorted(set(score_options) - set(PACKED_OPTIONS))
     if unknown:
-        raise TypeError(f"score_pairs takes the score() options {list(PAIR_OPTIONS)}; got "
+        raise TypeError(f"score_pairs takes the score() options {list(PACKED_OPTIONS)}; got "
                         f"{unknown} (it computes only each sentence's NLL)")
     frame = pairs_frame(pairs)
     lm = as_loaded(lm)
