@@ -5,7 +5,7 @@ top-k, b(i)) computed on the device from bounded slabs of fp32 logits."""
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
@@ -47,6 +47,7 @@ class BatchedForward:
         base = getattr(model, "base_model", None)
         post_head = any(getattr(cfg, a, None) not in (None, 1, 1.0) for a in _POST_HEAD_ATTRS)
         self.base = None if (base is None or base is model or post_head) else base
+        self.body = self.base  # what runs the body: the base model, or its compiled form
         self.vocab_size = self.head.weight.shape[0]
         self.cuda = getattr(lm.device, "type", None) == "cuda"
         self.bow_mask = bow_mask(lm, self.vocab_size)  # for b(i), the begin-of-word prob
@@ -62,21 +63,29 @@ class BatchedForward:
             self.fused = gpu_stats.fused_available(lm.device.index or 0)
             self.head_fp32 = gpu_stats.head_fp32(self.head) if self.base is not None else None
 
-    def target_logits(self, inputs: Any, n_targets: list[int]) -> Iterator[Any]:
-        """Yield fp32 logits for the target rows, a bounded slab at a time."""
+    def row_logits(self, select: Callable[[Any], Any], keep: int | None = None,
+                   **inputs: Any) -> Iterator[tuple[int, Any]]:
+        """fp32 logits of the rows ``select`` picks from the model's last states (rows x
+        hidden through the head, or the model's own logits where logits are transformed
+        after the head), a bounded slab at a time, each with its first row number.
+        ``keep``: the own-forward path computes only the last ``keep`` positions' logits.
+        The one place that chooses between body + head and the model's own forward."""
         rows_per_slab = max(1, self.max_logits // self.vocab_size)
         if self.base is not None:
-            hidden = self.base(input_ids=inputs, use_cache=False).last_hidden_state
-            rows = _last_rows(hidden, n_targets)
+            rows = select(self.body(**inputs, use_cache=False).last_hidden_state)
             head = self.head_fp32 or (lambda r: self.head(r).float())
-            for i in range(0, rows.shape[0], rows_per_slab):
-                yield head(rows[i:i + rows_per_slab])
-        else:  # the model's own forward, keeping only the last positions' logits
-            keep = max(n_targets)
-            logits = self.lm.model(input_ids=inputs, use_cache=False, logits_to_keep=keep).logits
-            rows = _last_rows(logits, n_targets)
-            for i in range(0, rows.shape[0], rows_per_slab):
-                yield rows[i:i + rows_per_slab].float()
+        else:
+            extra = {"logits_to_keep": keep} if keep else {}
+            rows = select(self.lm.model(**inputs, use_cache=False, **extra).logits)
+            head = lambda r: r.float()  # noqa: E731
+        for i in range(0, rows.shape[0], rows_per_slab):
+            yield i, head(rows[i:i + rows_per_slab])
+
+    def target_logits(self, inputs: Any, n_targets: list[int]) -> Iterator[Any]:
+        """Yield fp32 logits for the last ``n_targets[b]`` rows of each window ``b``."""
+        for _, logits in self.row_logits(lambda s: _last_rows(s, n_targets),
+                                         keep=max(n_targets), input_ids=inputs):
+            yield logits
 
     def slab_stats(self, logits: Any, tgt: Any) -> dict[str, Any]:
         """Statistics of one slab of fp32 logits (modified in place), on its device."""

@@ -167,19 +167,11 @@ class PackedNLL:
             mask = block_causal_mask(torch.as_tensor(batch.segments, device=device), lm.dtype)
         gather = torch.as_tensor(batch.gather, device=device)
         targets = torch.as_tensor(batch.targets, device=device)
-        kwargs = dict(input_ids=ids, position_ids=pos, attention_mask=mask, use_cache=False)
+        pick = lambda s: s.reshape(-1, s.shape[-1]).index_select(0, gather)  # noqa: E731
         with torch.inference_mode():
-            if fw.base is not None:
-                states = fw.base(**kwargs).last_hidden_state
-                head = fw.head_fp32 or (lambda r: fw.head(r).float())
-            else:  # logits transformed after the head: the model's own forward
-                states = lm.model(**kwargs).logits
-                head = lambda r: r.float()  # noqa: E731
-            rows = states.reshape(-1, states.shape[-1]).index_select(0, gather)
-            slab = max(1, fw.max_logits // fw.vocab_size)
-            parts = []
-            for i in range(0, rows.shape[0], slab):
-                parts.append(target_nll(head(rows[i:i + slab]), targets[i:i + slab]))
+            parts = [target_nll(logits, targets[i:i + logits.shape[0]])
+                     for i, logits in fw.row_logits(pick, input_ids=ids, position_ids=pos,
+                                                    attention_mask=mask)]
             return torch.cat(parts).double().cpu().numpy()
 
     def batches(self, sequences: list[np.ndarray], n_scored: list[int]) -> list[PackedBatch]:
