@@ -59,7 +59,8 @@ class SimulatedBatches:
         self.per_position, self.launch_s = seconds_per_position, launch_s
         self.busy_s = 0.0
 
-    def __call__(self, fwd: Any, items: list, sequences: list, device: Any) -> list[dict]:
+    def __call__(self, fwd: Any, items: list, sequences: list, device: Any,
+                 shape: tuple[int, int] | None = None) -> list[dict]:
         until = time.perf_counter() + self.launch_s
         while time.perf_counter() < until:  # Python launching kernels holds the GIL
             pass

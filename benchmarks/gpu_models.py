@@ -3,11 +3,11 @@ Llama-3.1-8B; tiny ones for --smoke) and the measured bf16 matrix-product peak."
 
 from __future__ import annotations
 
-import statistics
-import time
 from typing import Any
 
 import torch
+
+from ppl_widget.scoring import throughput
 
 LLAMA_3_2_1B = dict(vocab_size=128256, hidden_size=2048, intermediate_size=8192,
                     num_hidden_layers=16, num_attention_heads=32, num_key_value_heads=8,
@@ -48,19 +48,8 @@ def build_model(kind: str, smoke: bool, tokenizer: Any, device: torch.device) ->
 
 
 def matmul_peak(device: torch.device, smoke: bool) -> float:
-    """Measured bf16 matrix-product rate, TFLOP/s (median of timed 8192^3 products)."""
-    n = 512 if smoke else 8192
-    a = torch.randn(n, n, device=device, dtype=torch.bfloat16)
-    b = torch.randn(n, n, device=device, dtype=torch.bfloat16)
-    times = []
-    for i in range(30):  # 10 warm-ups: the clocks ramp up
-        sync(device)
-        t = time.perf_counter()
-        a @ b
-        sync(device)
-        if i >= 10:
-            times.append(time.perf_counter() - t)
-    return 2 * n**3 / statistics.median(times) / 1e12
+    """Measured bf16 matrix-product rate, TFLOP/s (8192^3 products; 512^3 in --smoke)."""
+    return throughput.matmul_peak(device, torch.bfloat16, 512 if smoke else 8192)
 
 
 def sync(device: torch.device) -> None:

@@ -58,6 +58,15 @@ def test_torchrun_two_ranks_equal_one_process(tiny_gpt2, tmp_path):
                        flush_docs=2, progress=False)
     two = open_corpus(out)
     assert list(two) == list(one) == list(DOCS)
+    # the closing report: one line per rank, their tokens adding up to the corpus's
+    import re
+
+    lines = re.findall(r"rank (\d): scored ([\d,]+) documents, ([\d,]+) tokens in .*"
+                       r"% of the .* peak measured there", proc.stderr)
+    assert sorted(r for r, _, _ in lines) == ["0", "1"], proc.stderr[-2000:]
+    assert sum(int(d.replace(",", "")) for _, d, _ in lines) == len(DOCS)
+    assert sum(int(t.replace(",", "")) for _, _, t in lines) == sum(len(r) for r in
+                                                                    one.values())
     for doc_id in DOCS:
         a, b = two[doc_id], one[doc_id]
         np.testing.assert_array_equal(a.token_ids, b.token_ids)

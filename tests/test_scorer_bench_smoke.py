@@ -116,3 +116,13 @@ def test_bench_words_smoke_checks_words_and_prints_the_ratio():
     diff = float(re.search(r"max \|packed - score\(\)\| per word: (\S+) nats", stdout).group(1))
     assert diff < 1e-4
     assert re.search(r"score_words packed is [\d.]+x one score\(\) per item", stdout), stdout
+
+
+def test_bench_corpus_ranks_smoke_reports_each_rank():
+    """One process and two under torchrun (gloo): each rank's report, the same output."""
+    text = run_bench("bench_corpus_ranks.py")
+    assert re.search(r"1 process\(es\): scored \d+ documents, [\d,]+ tokens in .*% of the", text)
+    assert "2 process(es): rank 0: scored" in text and "2 process(es): rank 1: scored" in text
+    rows = re.findall(r"^\| (\d) \| ([\d,]+) \| [\d.]+ \| [\d,]+ \|", text, re.M)
+    assert [r[0] for r in rows] == ["1", "2"] and rows[0][1] == rows[1][1]  # same tokens
+    assert "max per-token |1 process - 2 processes|" in text

@@ -32,6 +32,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                    help="accelerate device map for a model larger than one GPU (e.g. auto)")
     p.add_argument("--batch-size", default="auto",
                    help="input positions per model call, in windows of max-length (auto)")
+    p.add_argument("--compile", choices=("auto", "yes", "no"), default="auto",
+                   help="torch.compile the model body: auto (on a CUDA GPU once the run is "
+                   "measured to be long enough to pay for the compile), yes, no")
     p.add_argument("--flush-docs", type=count, default=64,
                    help="documents per durable part file (what a kill can lose at most)")
 
@@ -46,7 +49,8 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         prefix=None if args.no_prefix else "bos", add_eos=args.add_eos, top_k=args.top_k,
         batch_size=batch, text_field=args.text_field, id_field=args.id_field,
         split=args.split, glob=args.glob, device=args.device, dtype=args.dtype,
-        device_map=args.device_map, flush_docs=args.flush_docs, progress=err)
+        device_map=args.device_map, flush_docs=args.flush_docs, compile=args.compile,
+        progress=err)
     import os
 
     if os.environ.get("RANK", "0") in ("", "0"):

@@ -163,6 +163,9 @@ class CorpusResults(Mapping):
             raise ValueError(f"{self.path} has corpus format {meta.get('format')}, this "
                              f"version of ppl-widget reads format {FORMAT_VERSION}")
         self.settings: dict[str, Any] = meta["settings"]
+        #: The run that just wrote the file (``score_corpus`` sets it): one row per rank,
+        #: tokens/s, TFLOP/s and % of the device's measured peak.  None when only opened.
+        self.throughput: Any = None
         self._widths: dict[str, int] = meta["widths"]
         self._file = pq.ParquetFile(self.path)
         self._scalars = self._file.read(columns=list(SCALAR_COLUMNS)).to_pydict()

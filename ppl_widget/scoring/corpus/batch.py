@@ -12,7 +12,7 @@ go through the LM head, in bounded slabs, and the scorer's own fused softmax pas
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -70,24 +70,27 @@ def sort_items(items: list[Item]) -> list[Item]:
     return sorted(items, key=lambda it: (-it.length, it.doc, it.window))
 
 
-def batch_end(order: list[Item], start: int, budget: int) -> int:
+def batch_end(order: list[Item], start: int, budget: int,
+              pad_width: Callable[[int], int] | None = None) -> int:
     """End of the batch starting at ``order[start]``: as many items as keep the padded
-    size (rows x longest input) within ``budget`` positions, at least one."""
+    size (rows x longest input, or the width ``pad_width`` pads it to) within ``budget``
+    positions, at least one."""
     end = start + 1
-    width = order[start].length
+    width = order[start].length if pad_width is None else pad_width(order[start].length)
     while end < len(order) and (end - start + 1) * width <= budget:
         end += 1
     return end
 
 
 def run_batch(fwd: BatchedForward, items: list[Item], sequences: list[np.ndarray],
-              device: Any) -> list[dict[str, np.ndarray]]:
+              device: Any, shape: tuple[int, int] | None = None) -> list[dict[str, np.ndarray]]:
     """The statistics of every item's rows, one dict of numpy arrays per item (the b
-    row, when there is one, is the last row of its item)."""
+    row, when there is one, is the last row of its item).  ``shape``: (rows, width) to
+    pad the batch to (a compiled body's one shape); padded rows go through no head."""
     import torch
 
-    width = max(it.length for it in items)
-    inputs = np.zeros((len(items), width), dtype=np.int64)  # pad id 0: never attended to
+    n_rows, width = shape or (len(items), max(it.length for it in items))
+    inputs = np.zeros((n_rows, width), dtype=np.int64)  # pad id 0: never attended to
     flat_rows: list[np.ndarray] = []
     targets: list[np.ndarray] = []
     for r, it in enumerate(items):
@@ -103,7 +106,8 @@ def run_batch(fwd: BatchedForward, items: list[Item], sequences: list[np.ndarray
     tgt_t = torch.as_tensor(np.concatenate(targets)).to(device)
     parts: dict[str, list] = {}
     with torch.inference_mode():
-        for row, logits in _row_logits(fwd, x, rows_idx):
+        flat = lambda s: s.reshape(-1, s.shape[-1])[rows_idx]  # noqa: E731
+        for row, logits in fwd.row_logits(flat, input_ids=x):
             n = logits.shape[0]
             for key, value in fwd.slab_stats(logits, tgt_t[row:row + n]).items():
                 parts.setdefault(key, []).append(value)
@@ -115,20 +119,3 @@ def run_batch(fwd: BatchedForward, items: list[Item], sequences: list[np.ndarray
         out.append({k: v[row:row + it.n_rows] for k, v in host.items()})
         row += it.n_rows
     return out
-
-
-def _row_logits(fwd: BatchedForward, x: Any, rows_idx: Any) -> Iterator[tuple[int, Any]]:
-    """fp32 logits of the chosen rows (flat indices into batch x positions), a bounded
-    slab at a time, with the slab's first row number."""
-    slab = max(1, fwd.max_logits // fwd.vocab_size)
-    if fwd.base is not None:
-        hidden = fwd.base(input_ids=x, use_cache=False).last_hidden_state
-        rows = hidden.reshape(-1, hidden.shape[-1])[rows_idx]
-        head = fwd.head_fp32 or (lambda r: fwd.head(r).float())
-        for i in range(0, rows.shape[0], slab):
-            yield i, head(rows[i:i + slab])
-    else:  # models that transform logits after the head: their own forward
-        logits = fwd.lm.model(input_ids=x, use_cache=False).logits
-        rows = logits.reshape(-1, logits.shape[-1])[rows_idx]
-        for i in range(0, rows.shape[0], slab):
-            yield i, rows[i:i + slab].float()

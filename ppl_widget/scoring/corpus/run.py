@@ -35,13 +35,18 @@ from ..models import LoadedModel, load_model
 from ..prepare import Prepared, prepare_many
 from ..run import pipeline_depth
 from ..scorer import auto_batch_size, resolve_window, score
+from ..throughput import flop_model, matmul_peak, window_flops
 from ..vocab import decode_each, ids_in
 from . import distributed
 from .batch import batch_end, end_row_rides, plan_items, run_batch, sort_items
+from .compiled import PAD_UP_FROM, CompiledBody, check_choice
 from .input import Documents, open_documents
 from .pipeline import BackgroundWriter, prefetched
-from .progress import CorpusProgress
+from .progress import CorpusProgress, throughput_lines, throughput_table
 from .store import PartStore, ids_digest
+
+#: compile="auto" measures this long (uncompiled) before deciding whether compiling pays.
+MEASURE_BEFORE_COMPILING_S = 10.0
 
 
 def score_corpus(source: Any, out: str | os.PathLike, lm: Any = None, *,
@@ -51,7 +56,8 @@ def score_corpus(source: Any, out: str | os.PathLike, lm: Any = None, *,
                  text_field: str = "text", id_field: str | None = "id",
                  split: str | None = None, glob: str = "**/*", device: str = "auto",
                  dtype: str = "auto", device_map: Any = None, flush_docs: int = 64,
-                 progress: TextIO | bool = True) -> CorpusResults:
+                 compile: bool | str = "auto", progress: TextIO | bool = True,
+                 ) -> CorpusResults:
     """Score every document of ``source`` with the same settings into ``out`` (Parquet).
 
     ``source``: a folder of text files (id: path inside the folder), a ``.jsonl`` file
@@ -60,12 +66,17 @@ def score_corpus(source: Any, out: str | os.PathLike, lm: Any = None, *,
     dict id -> text / list of texts.  Window and scoring options are ``score``'s; each
     document's result equals ``score(text, lm, ...)``.  ``batch_size``: input positions
     per model call, in windows of ``max_length`` ("auto": fitted to GPU memory, 1 on
-    CPU); short documents share a call.  A killed run resumes where it stopped.
-    Returns ``open_corpus(out)``.  Under torchrun each rank scores its share.
+    CPU); short documents share a call.  ``compile``: torch.compile the model body
+    ("auto": on a CUDA GPU once the run is measured to be long enough to pay for it,
+    see ``compiled.COMPILE_PAYS_AFTER_S``; True: always; False: never).  A killed run
+    resumes where it stopped.  Returns ``open_corpus(out)``, whose ``throughput`` table
+    gives each rank's tokens/s, TFLOP/s and share of its device's measured peak.  Under
+    torchrun each rank scores its share.
     """
     out = os.fspath(out)
     require("pyarrow.parquet", "score_corpus (it writes Parquet)")  # before any scoring
     flush_docs = as_count("flush_docs", flush_docs, minimum=1, rule="a positive integer")
+    compile = check_choice(compile)
     ranks, device = distributed.init(device)
     try:
         docs = open_documents(source, text_field=text_field, id_field=id_field, split=split,
@@ -75,10 +86,12 @@ def score_corpus(source: Any, out: str | os.PathLike, lm: Any = None, *,
             lm = load_model(lm, device=device, dtype=dtype, **extra)
         run = CorpusRun(docs, lm, ranks, out, max_length=max_length, stride=stride, prefix=prefix,
                    add_eos=add_eos, top_k=top_k, batch_size=batch_size, words=words,
-                   flush_docs=flush_docs, progress=progress)
+                   flush_docs=flush_docs, compile=compile, progress=progress)
         run.execute()
         distributed.barrier(ranks)
-        return open_corpus(out)
+        results = open_corpus(out)
+        results.throughput = throughput_table(run.throughput)
+        return results
     finally:
         distributed.finish(ranks)
 
@@ -89,7 +102,7 @@ class CorpusRun:
     def __init__(self, docs: Documents, lm: Any, ranks: distributed.Ranks, out: str, *,
                  max_length: int | None, stride: int | None, prefix: str | None,
                  add_eos: bool, top_k: int, batch_size: int | str, words: WordSpec,
-                 flush_docs: int, progress: TextIO | bool):
+                 flush_docs: int, compile: bool | str, progress: TextIO | bool):
         self.docs, self.lm, self.ranks, self.out = docs, lm, ranks, out
         top_k = as_count("top_k", top_k, minimum=0, rule="a non-negative integer")
         if prefix not in ("bos", None):
@@ -110,6 +123,10 @@ class CorpusRun:
         self.budget = self.batch_size * self.max_length  # padded positions per call
         # one more input position must fit the model's context (as in the scorer)
         self.end_limit = lm.context_length or self.max_length
+        self.compiled = self._compiled_body(compile)
+        self.flop_shape = flop_model(lm.model) if self.fwd is not None else None
+        self.full_tokens = 0  # tokens in full-width batches, those a compiled body serves
+        self.throughput: list[dict[str, Any]] = []
         self.prefix, self.add_eos, self.words = prefix, add_eos, words
         self.flush_docs = flush_docs
         self.vocab_cache: dict[int, str] = {}
@@ -122,7 +139,8 @@ class CorpusRun:
             "source": docs.source,
         }
         stream = sys.stderr if progress is True else (progress or None)
-        self.progress = CorpusProgress(stream if ranks.is_main else None, ranks)
+        self.stream = stream if ranks.is_main else None
+        self.progress = CorpusProgress(self.stream, ranks)
         self.store = PartStore(out, self.settings, ranks.rank)
 
     # ---- the run -----------------------------------------------------------
@@ -149,7 +167,9 @@ class CorpusRun:
                               enabled=beside) as writer:
             for indices, (texts, preps) in prefetched(self._tokenize, chunks, beside):
                 writer.write(self._score_chunk(indices, texts, preps))
+                self._maybe_compile(len(mine))
         self.progress.close()
+        self._report()
         distributed.barrier(self.ranks)
         error = None
         if self.ranks.is_main:
@@ -160,6 +180,42 @@ class CorpusRun:
         error = distributed.broadcast(self.ranks, error)
         if error is not None:
             raise ValueError(error.split(": ", 1)[1])
+
+    def _compiled_body(self, choice: bool | str) -> CompiledBody:
+        if choice is True and (self.fwd is None or self.fwd.base is None):
+            raise ValueError(
+                "compile=True compiles a transformers model's body; "
+                + ("this model kind has none" if self.fwd is None else
+                   "this model changes its logits after the head, so it is scored through "
+                   "its own forward, uncompiled")
+                + ": use compile='auto' or False")
+        width = self.max_length
+        if self.fwd is not None and self.fwd.bow_mask is not None:
+            width = min(self.max_length + 1, self.end_limit)  # the row for b rides along
+        return CompiledBody(self.fwd, choice, width, self.budget)
+
+    def _maybe_compile(self, n_mine: int) -> None:
+        """compile="auto": decide once the run has been measured for a while."""
+        p = self.progress
+        if not self.compiled.undecided or p.seconds() < MEASURE_BEFORE_COMPILING_S:
+            return
+        per_doc = p.tokens / max(p.docs, 1)
+        if self.compiled.decide(p.seconds(), p.tokens, int(per_doc * (n_mine - p.docs)),
+                                self.full_tokens / max(p.tokens, 1)) and self.stream:
+            self.stream.write("\ncompiling the model body (torch.compile): the rest of the "
+                              "run is long enough to pay for it\n")
+
+    def _report(self) -> None:
+        """Each rank's throughput, gathered; rank 0 prints it."""
+        mine = self.progress.summary()
+        mine.update(device=str(self.lm.device), dtype=self.settings["dtype"],
+                    compiled=self.compiled.active, peak_tflops=math.nan)
+        if self.flop_shape is not None and mine["tokens"]:
+            mine["peak_tflops"] = matmul_peak(self.lm.device, self.lm.dtype)
+        self.throughput = distributed.all_gather(self.ranks, mine)
+        if self.stream is not None:
+            for line in throughput_lines(self.throughput):
+                self.stream.write(line + "\n")
 
     def _write_part(self, rows: list[tuple[int, str, ScoreResult]]) -> None:
         self.store.write_part(rows)
@@ -198,23 +254,29 @@ class CorpusRun:
                 for d, (p, ws) in enumerate(zip(preps, windows, strict=True))]
         start = 0
         while start < len(order):
-            end = batch_end(order, start, self.budget)
+            end = batch_end(order, start, self.budget, self.compiled.padded_width)
             batch = order[start:end]
+            shape = self.compiled.route(len(batch), batch[0].length)
             try:
-                outputs = run_batch(self.fwd, batch, sequences, self.lm.device)
+                outputs = run_batch(self.fwd, batch, sequences, self.lm.device, shape)
             except Exception as exc:
                 if is_oom(exc) and self.budget > order[start].length:
                     self.budget = max(order[start].length, self.budget // 2)  # retry, smaller
+                    self.compiled.resize(self.budget)
                     _empty_cache(self.lm)
                     continue
                 raise
             n_docs = n_tok = 0
+            flops = 0.0
             for it, arrays in zip(batch, outputs, strict=True):
                 got[(it.doc, it.window)] = arrays
                 n_tok += it.n_rows - int(it.bow_row)
                 left[it.doc] -= 1
                 n_docs += left[it.doc] == 0
-            self.progress.update(n_docs, n_tok)
+                flops += window_flops(self.flop_shape, it.length, it.n_rows)
+            if batch[0].length >= PAD_UP_FROM * self.compiled.width:
+                self.full_tokens += n_tok
+            self.progress.update(n_docs, n_tok, flops)
             start = end
         elapsed = time.perf_counter() - t0
         total = max(1, sum(len(p.target_ids) for p in preps))

@@ -1,0 +1,136 @@
+"""torch.compile in corpus runs (one batch shape for the compiled body, the "auto" rule)
+and each rank's throughput report."""
+
+from __future__ import annotations
+
+import io
+
+import numpy as np
+import pytest
+from conftest import CORPUS
+
+from ppl_widget.scoring.corpus import compiled, score_corpus
+from ppl_widget.scoring.corpus.compiled import CompiledBody, check_choice
+
+# documents of many lengths: full windows, short last windows, documents shorter than one
+DOCS = {f"d{i}": " ".join(CORPUS[i:i + 1 + i % 6]) for i in range(14)}
+OPTS = dict(max_length=32, stride=16, batch_size=4, progress=False)
+
+
+def test_compile_choice_is_checked():
+    assert check_choice("auto") == "auto"
+    assert check_choice("yes") is True and check_choice("no") is False
+    assert check_choice(True) is True and check_choice(False) is False
+    for bad in ("always", 1, None):
+        with pytest.raises(ValueError, match="compile must be 'auto', True or False"):
+            check_choice(bad)
+
+
+def test_compile_needs_a_transformer_body(tmp_path):
+    from ppl_widget.scoring.ngram import NGramModel
+
+    lm = NGramModel(2, "add-k").fit(CORPUS)
+    with pytest.raises(ValueError, match="compile=True compiles a transformers model's body"):
+        score_corpus(DOCS, tmp_path / "out.parquet", lm, compile=True, progress=False)
+    assert not (tmp_path / "out.parquet").exists()
+
+
+class _Recorder:
+    """Stands in for torch.compile: runs the eager body and records the shapes it gets."""
+
+    def __init__(self, body):
+        self.body, self.shapes = body, []
+
+    def __call__(self, **kwargs):
+        self.shapes.append(tuple(kwargs["input_ids"].shape))
+        return self.body(**kwargs)
+
+
+def test_compiled_body_gets_one_shape_and_the_same_results(tiny_lm, tmp_path, monkeypatch):
+    made: list[_Recorder] = []
+
+    def fake_compile(self):
+        made.append(_Recorder(self.fwd.base))
+        self._compiled, self.active = made[-1], True
+
+    eager = score_corpus(DOCS, tmp_path / "eager.parquet", tiny_lm, compile=False, **OPTS)
+    monkeypatch.setattr(CompiledBody, "_compile", fake_compile)
+    comp = score_corpus(DOCS, tmp_path / "comp.parquet", tiny_lm, compile=True, **OPTS)
+    assert len(made) == 1
+    shapes = set(made[0].shapes)
+    # one shape: as many of the widest rows (a window, + the b row where the model's
+    # context has room) as the batch budget (4 windows of 32) holds
+    assert len(shapes) == 1, shapes
+    rows, width = shapes.pop()
+    assert width in (32, 33) and rows == 4 * 32 // width
+    assert comp.throughput["compiled"].tolist() == [True]
+    for k in DOCS:
+        a, b = eager[k], comp[k]
+        np.testing.assert_array_equal(a.token_ids, b.token_ids)
+        np.testing.assert_array_equal(a.rank, b.rank)
+        np.testing.assert_allclose(a.surprisal, b.surprisal, atol=1e-5, rtol=0)
+        np.testing.assert_allclose(a.entropy, b.entropy, atol=1e-5, rtol=0)
+
+
+def test_real_torch_compile_matches_eager(tiny_gpt2, tmp_path):
+    """One real inductor compile on the CPU (~20 s): the path a GPU run takes."""
+    eager = score_corpus(DOCS, tmp_path / "eager.parquet", tiny_gpt2, compile=False, **OPTS)
+    comp = score_corpus(DOCS, tmp_path / "comp.parquet", tiny_gpt2, compile=True, **OPTS)
+    assert comp.throughput["compiled"].tolist() == [True]
+    for k in DOCS:
+        np.testing.assert_allclose(eager[k].surprisal, comp[k].surprisal, atol=1e-4, rtol=0)
+
+
+class _Fwd:
+    def __init__(self, cuda: bool):
+        self.cuda, self.base = cuda, object()
+        self.body = self.base
+
+
+@pytest.mark.parametrize("cuda, tokens_left, share, expect", [
+    (True, 10_000_000, 1.0, False),  # 100 s left: less than a compile saves back
+    (True, 20_000_000, 1.0, True),   # 200 s of full batches left: pays
+    (True, 20_000_000, 0.5, False),  # half of it in short tails the compiled body skips
+    (True, 1_000_000, 1.0, False),   # 10 s left: a 30 s compile does not pay
+    (False, 10**9, 1.0, False),      # never on a CPU
+])
+def test_auto_compiles_when_the_rest_of_the_run_pays(monkeypatch, cuda, tokens_left, share,
+                                                     expect):
+    monkeypatch.setattr(CompiledBody, "_compile",
+                        lambda self: setattr(self, "active", True))
+    body = CompiledBody(_Fwd(cuda), "auto", 1024, 32 * 1024)
+    assert body.undecided
+    # measured: 1 M tokens in 10 s (100,000 tokens/s)
+    rest = tokens_left * share / 100_000
+    assert (rest > compiled.COMPILE_PAYS_AFTER_S and cuda) is expect  # the table's arithmetic
+    assert body.decide(10.0, 1_000_000, tokens_left, share) is expect
+    assert not body.undecided  # decided once
+    assert body.decide(10.0, 1_000_000, 10**12, 1.0) is body.active
+
+
+def test_throughput_report(tiny_gpt2, tmp_path):
+    buf = io.StringIO()
+    res = score_corpus(DOCS, tmp_path / "out.parquet", tiny_gpt2, max_length=32, stride=16,
+                       batch_size=4, progress=buf)
+    t = res.throughput
+    assert len(t) == 1 and t["rank"][0] == 0 and not t["compiled"][0]
+    assert t["documents"][0] == len(DOCS)
+    assert t["tokens"][0] == sum(len(r) for r in res.values())
+    assert t["flops"][0] > 0 and t["peak_tflops"][0] > 0
+    assert 0 < t["percent_of_peak"][0] < 100
+    assert t["tokens_per_s"][0] == pytest.approx(t["tokens"][0] / t["seconds"][0])
+    last = buf.getvalue().strip().splitlines()[-1]
+    assert last.startswith(f"scored {len(DOCS)} documents, {t['tokens'][0]:,} tokens in ")
+    assert "% of the" in last and "float32 matrix-product peak measured there" in last
+
+
+def test_throughput_of_a_model_kind_without_a_flop_count(tmp_path):
+    from ppl_widget.scoring.ngram import NGramModel
+
+    lm = NGramModel(2, "add-k").fit(CORPUS)
+    buf = io.StringIO()
+    res = score_corpus(DOCS, tmp_path / "out.parquet", lm, progress=buf)
+    t = res.throughput
+    assert t["tokens"][0] == sum(len(r) for r in res.values()) > 0
+    assert np.isnan(t["percent_of_peak"][0])
+    assert "tokens/s" in buf.getvalue() and "% of the" not in buf.getvalue()
