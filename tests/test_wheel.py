@@ -37,7 +37,7 @@ JUNK = [".hypothesis/examples/abc", "examples/quickstart_result.html",
         "test-artifacts/shot.png", ".ipynb_checkpoints/x-checkpoint.ipynb"]
 #: the only top-level entries of the sdist (PKG-INFO and .gitignore are hatch's own)
 SDIST_TOP = {"ppl_widget", "js", "build_front_end.py", "README.md", "pyproject.toml",
-             "PKG-INFO", ".gitignore"}
+             "PKG-INFO", ".gitignore", "LICENSE"}
 #: the extras' packages, which a plain install must not bring
 OPTIONAL = ["wordfreq", "vl_convert", "pyarrow", "datasets", "nltk"]
 
@@ -134,6 +134,9 @@ def test_wheel_holds_the_package_and_its_front_end_only(dist):
     for name in BUNDLE:
         assert f"ppl_widget/static/{name}" in names
     assert "ppl_widget/magics.py" in names and "ppl_widget/core/extras.py" in names
+    assert f"ppl_widget-{version}.dist-info/licenses/LICENSE" in names
+    meta = zipfile.ZipFile(wheel).read(f"ppl_widget-{version}.dist-info/METADATA").decode()
+    assert "License-Expression: MIT" in meta
 
 
 def test_sdist_holds_what_builds_the_wheel_only(dist):
@@ -142,7 +145,7 @@ def test_sdist_holds_what_builds_the_wheel_only(dist):
         names = [n.split("/", 1)[1] for n in tar.getnames() if "/" in n]
     assert [n for n in names if _is_junk(n)] == []
     assert {n.split("/")[0] for n in names} <= SDIST_TOP
-    for name in ("js/src/index.js", "js/package-lock.json", "build_front_end.py",
+    for name in ("js/src/index.js", "js/package-lock.json", "build_front_end.py", "LICENSE",
                  "ppl_widget/static/widget.js"):
         assert name in names
     assert not any(n.startswith("js/test") for n in names)
