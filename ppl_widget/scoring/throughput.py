@@ -51,7 +51,7 @@ def matmul_peak(device: Any, dtype: Any, n: int | None = None) -> float:
     key = (str(device), str(dtype))
     if n is None and key in _PEAKS:
         return _PEAKS[key]
-    cuda = device.type == "cuda"
+    cuda = device.type in ("cuda", "mps")  # a GPU: a large product, clocks warmed up
     size = n or (8192 if cuda else 1024)
     a = torch.randn(size, size, device=device, dtype=dtype)
     b = torch.randn(size, size, device=device, dtype=dtype)
@@ -70,7 +70,10 @@ def matmul_peak(device: Any, dtype: Any, n: int | None = None) -> float:
 
 
 def _sync(device: Any) -> None:
-    if device.type == "cuda":
-        import torch
+    """Wait for the device's queue, so a timing covers the work (GPUs run asynchronously)."""
+    import torch
 
+    if device.type == "cuda":
         torch.cuda.synchronize(device)
+    elif device.type == "mps":
+        torch.mps.synchronize()
