@@ -57,6 +57,18 @@ def lm_eval_reimplementation(model: Any, tokenizer: Any, batch_size: int,
     return run
 
 
+def compiled_lm(model: Any, tokenizer: Any, warm: str, max_length: int) -> Any:
+    """The same model object with ``lm.compile()``, compiled by scoring ``warm`` (its full
+    batches: the shape every stride's full batches have)."""
+    from ppl_widget import load_model, score
+
+    lm = load_model((model, tokenizer)).compile()
+    t = time.perf_counter()
+    score(warm, lm, max_length=max_length, stride=max_length // 2, batch_size=2)
+    print(f"   lm.compile(): compiled in {time.perf_counter() - t:.1f} s", flush=True)
+    return lm
+
+
 def stream_pace(text: str, lm: Any, max_length: int, stride: int) -> dict:
     """``stream()`` consumed as it yields: seconds to its first chunk, the largest gap
     between two chunks (the pace a reader sees), and the whole run."""

@@ -51,6 +51,16 @@ def test_bench_gpu_smoke_prints_its_tables(tmp_path):
         assert {len(r["rows"]) for r in model["runs"].values()} == {3, 4}
 
 
+def test_bench_gpu_smoke_compiled_row():
+    """--compiled: lm.compile() on the same model, its row beside score's, and its results
+    within bf16 noise of the eager ones."""
+    text = run_bench("bench_gpu.py", "--compiled", "--models", "llama-1b", "--strides", "64")
+    assert "lm.compile(): compiled in" in text and "| compiled  |" in text
+    diff = float(re.search(r"compiled vs eager: max per-token \|d\| ([\d.]+) nats", text)[1])
+    assert diff < 0.05
+    assert re.search(r"compiled [\d.]+% of peak", text)
+
+
 def test_bench_editable_smoke_counts_the_tokens_scored_again():
     stdout = run_bench("bench_editable.py")
     rows = re.findall(r"^\s*(end|\d+% in)\s+([\d,]+)\s+([\d,]+)\s+(\d+)%", stdout, re.M)

@@ -42,12 +42,11 @@ class BatchedForward:
         self.lm = lm
         self.top_k = top_k
         model = lm.model
-        cfg = model.config
         self.head = model.get_output_embeddings()
-        base = getattr(model, "base_model", None)
-        post_head = any(getattr(cfg, a, None) not in (None, 1, 1.0) for a in _POST_HEAD_ATTRS)
-        self.base = None if (base is None or base is model or post_head) else base
-        self.body = self.base  # what runs the body: the base model, or its compiled form
+        self.base = body_of(model)
+        # lm.compile()'s body, for batches of full windows (``full_width`` positions)
+        self.compiled = lm.compiled_body if self.base is not None else None
+        self.full_width: int | None = None
         self.vocab_size = self.head.weight.shape[0]
         self.cuda = getattr(lm.device, "type", None) == "cuda"
         self.bow_mask = bow_mask(lm, self.vocab_size)  # for b(i), the begin-of-word prob
@@ -72,7 +71,7 @@ class BatchedForward:
         The one place that chooses between body + head and the model's own forward."""
         rows_per_slab = max(1, self.max_logits // self.vocab_size)
         if self.base is not None:
-            rows = select(self.body(**inputs, use_cache=False).last_hidden_state)
+            rows = select(self._body_for(inputs)(**inputs, use_cache=False).last_hidden_state)
             head = self.head_fp32 or (lambda r: self.head(r).float())
         else:
             extra = {"logits_to_keep": keep} if keep else {}
@@ -80,6 +79,19 @@ class BatchedForward:
             head = lambda r: r.float()  # noqa: E731
         for i in range(0, rows.shape[0], rows_per_slab):
             yield i, head(rows[i:i + rows_per_slab])
+
+    def _body_for(self, inputs: dict[str, Any]) -> Any:
+        """The compiled body for a batch of two or more full windows and nothing but their
+        ids (the batch size is left dynamic: one compile; a single row would compile
+        again), else the eager one."""
+        ids = inputs["input_ids"]
+        if (self.compiled is None or len(inputs) != 1 or ids.shape[0] < 2
+                or ids.shape[1] != self.full_width):
+            return self.base
+        import torch
+
+        torch._dynamo.mark_dynamic(ids, 0)
+        return self.compiled
 
     def target_logits(self, inputs: Any, n_targets: list[int]) -> Iterator[Any]:
         """Yield fp32 logits for the last ``n_targets[b]`` rows of each window ``b``."""
@@ -179,6 +191,30 @@ class BatchedForward:
             logits = next(iter(self.target_logits(inputs, [1])))
             probs = torch.softmax(logits.float(), dim=-1)
             return float((probs @ self.bow_mask)[0])
+
+
+def body_of(model: Any) -> Any:
+    """The sub-module that gives the last hidden states, for only the target rows to go
+    through the head; None where the logits are transformed after the head (soft-capping,
+    scaling), which are scored through the model's own forward."""
+    base = getattr(model, "base_model", None)
+    cfg = model.config
+    post_head = any(getattr(cfg, a, None) not in (None, 1, 1.0) for a in _POST_HEAD_ATTRS)
+    return None if (base is None or base is model or post_head) else base
+
+
+def compile_body(lm: Any) -> Any:
+    """``lm.compiled_body``, compiled on the first call (``LoadedModel.compile``)."""
+    if lm.compiled_body is None:
+        body = body_of(lm.model)
+        if body is None:
+            raise ValueError(
+                "compile() compiles a transformers model's body; this model changes its "
+                "logits after the head, so it is scored through its own forward, uncompiled")
+        import torch
+
+        lm.compiled_body = torch.compile(body)
+    return lm.compiled_body
 
 
 def window_inputs(sequence: Any, w: Window, end: int | None = None) -> Any:

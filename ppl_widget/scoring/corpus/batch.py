@@ -101,11 +101,13 @@ def run_batch(fwd: BatchedForward, items: list[Item], sequences: list[np.ndarray
         n_real = it.n_rows - int(it.bow_row)
         tgt = seq[it.end - it.n_rows + 1:it.end - it.n_rows + 1 + n_real]
         targets.append(np.concatenate([tgt, np.zeros(int(it.bow_row), np.int64)]))
-    x = torch.as_tensor(inputs).to(device)
-    rows_idx = torch.as_tensor(np.concatenate(flat_rows)).to(device)
-    tgt_t = torch.as_tensor(np.concatenate(targets)).to(device)
     parts: dict[str, list] = {}
+    # the inputs are made inside inference mode too, as score() makes them: a compiled
+    # body guards on it (an input made outside would compile the body a second time)
     with torch.inference_mode():
+        x = torch.as_tensor(inputs).to(device)
+        rows_idx = torch.as_tensor(np.concatenate(flat_rows)).to(device)
+        tgt_t = torch.as_tensor(np.concatenate(targets)).to(device)
         flat = lambda s: s.reshape(-1, s.shape[-1])[rows_idx]  # noqa: E731
         for row, logits in fwd.row_logits(flat, input_ids=x):
             n = logits.shape[0]

@@ -6,11 +6,12 @@ full batch 19-27% faster.  So it pays when the rest of the run would take more t
 ``COMPILE_PAYS_AFTER_S`` uncompiled: 150 s x ~20% = 30 s, one compile.  A text never does
 (300,000 tokens score in 2-4 s); a corpus of millions of tokens does.
 
-The compiled body is given one shape, a full batch of full-width windows (static shapes:
-every new shape would compile again).  Batches whose longest window is near full width are
-padded to it (right padding changes no earlier position in a causal model; padded rows go
-through no head); the short tail of documents runs through the eager body, so a corpus of
-short documents gains nothing from compiling and ``"auto"`` does not compile it.
+The compiled body takes one width, max_length (the one ``score`` uses: a model compiled
+by ``LoadedModel.compile`` serves both), with the batch size left dynamic: one compile.
+Batches whose longest window is near full width are padded to it (right padding changes no
+earlier position in a causal model; padded positions go through no head); the short tail
+of documents, and single-row batches, run through the eager body, so a corpus of short
+documents gains nothing from compiling and ``"auto"`` does not compile it.
 """
 
 from __future__ import annotations
@@ -33,21 +34,22 @@ def check_choice(value: Any) -> bool | str:
 
 
 class CompiledBody:
-    """Decides whether to compile, compiles, and shapes the batches the compiled body takes.
+    """Decides whether to compile, compiles (``forward.compile_body``: once per model,
+    shared with ``LoadedModel.compile``) and shapes the batches the compiled body takes.
 
-    ``width``: the widest batch row (a window plus, where the model's context allows, the
-    row for b after a document's last token); ``budget``: padded positions per call."""
+    ``width``: max_length, the width ``score`` compiles for too (rows one longer, a
+    document's last window with the row for b after its last token, run eagerly)."""
 
-    def __init__(self, fwd: Any, choice: bool | str, width: int, budget: int):
-        self.fwd = fwd
-        self.choice = choice
-        self.width = width
-        self.rows = max(1, budget // width)
+    def __init__(self, lm: Any, fwd: Any, choice: bool | str, width: int):
+        self.lm, self.fwd, self.choice, self.width = lm, fwd, choice, width
         self.active = False
-        self._compiled: Any = None
         if fwd is None or fwd.base is None:
             self.choice = False  # no separate body (logits changed after the head): eager
-        elif choice is True:
+            return
+        fwd.full_width = width
+        if choice is False:
+            fwd.compiled = None  # also when the model was compiled before
+        elif choice is True or lm.compiled_body is not None:  # compiled by the user: use it
             self._compile()
 
     @property
@@ -70,25 +72,20 @@ class CompiledBody:
         return self.active
 
     def _compile(self) -> None:
-        import torch
+        from ..forward import compile_body
 
-        self._compiled = torch.compile(self.fwd.base, dynamic=False)
+        self.fwd.compiled = compile_body(self.lm)
         self.active = True
 
     def padded_width(self, longest: int) -> int:
         """The width a batch whose longest row is ``longest`` is laid out at."""
-        return self.width if self.active and longest >= PAD_UP_FROM * self.width else longest
+        if self.active and PAD_UP_FROM * self.width <= longest <= self.width:
+            return self.width
+        return longest
 
-    def route(self, n_items: int, longest: int) -> tuple[int, int] | None:
-        """Point the forward at the compiled body and give the (rows, width) to pad the
-        batch to; or, for a batch of another shape, at the eager body and None."""
-        if self.active and n_items <= self.rows and self.padded_width(longest) == self.width:
-            self.fwd.body = self._compiled
-            return self.rows, self.width
-        if self.fwd is not None:
-            self.fwd.body = self.fwd.base
+    def shape(self, n_items: int, longest: int) -> tuple[int, int] | None:
+        """The (rows, width) to pad a batch to so the compiled body takes it (full width,
+        two rows or more), or None: laid out as it is, for the eager body."""
+        if self.active and n_items >= 2 and self.padded_width(longest) == self.width:
+            return n_items, self.width
         return None
-
-    def resize(self, budget: int) -> None:
-        """After an out-of-memory retry with a smaller budget (a new shape: compiles again)."""
-        self.rows = max(1, budget // self.width)

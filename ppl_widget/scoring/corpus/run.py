@@ -189,10 +189,7 @@ class CorpusRun:
                    "this model changes its logits after the head, so it is scored through "
                    "its own forward, uncompiled")
                 + ": use compile='auto' or False")
-        width = self.max_length
-        if self.fwd is not None and self.fwd.bow_mask is not None:
-            width = min(self.max_length + 1, self.end_limit)  # the row for b rides along
-        return CompiledBody(self.fwd, choice, width, self.budget)
+        return CompiledBody(self.lm, self.fwd, choice, self.max_length)
 
     def _maybe_compile(self, n_mine: int) -> None:
         """compile="auto": decide once the run has been measured for a while."""
@@ -256,13 +253,12 @@ class CorpusRun:
         while start < len(order):
             end = batch_end(order, start, self.budget, self.compiled.padded_width)
             batch = order[start:end]
-            shape = self.compiled.route(len(batch), batch[0].length)
+            shape = self.compiled.shape(len(batch), batch[0].length)
             try:
                 outputs = run_batch(self.fwd, batch, sequences, self.lm.device, shape)
             except Exception as exc:
                 if is_oom(exc) and self.budget > order[start].length:
                     self.budget = max(order[start].length, self.budget // 2)  # retry, smaller
-                    self.compiled.resize(self.budget)
                     _empty_cache(self.lm)
                     continue
                 raise
