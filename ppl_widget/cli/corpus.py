@@ -23,6 +23,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--text-field", default="text", help="JSONL/dataset text field (text)")
     p.add_argument("--id-field", default="id", help="JSONL/dataset id field (id; documents "
                    "are numbered from 0 when the records have none)")
+    p.add_argument("--context-field", default=None,
+                   help="JSONL/dataset field with each record's context (a string, or a chat "
+                   "as a list of {role, content} messages; null: none), read by the model "
+                   "before the text and never scored")
     p.add_argument("--split", default=None, help="the split of a saved DatasetDict")
     p.add_argument("--glob", default="**/*", help="files of a folder to score (**/*)")
     add_score_options(p, no_prefix_help="leave each document's first token unscored",
@@ -48,6 +52,7 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         args.input, args.out, args.model, max_length=args.max_length, stride=args.stride,
         prefix=None if args.no_prefix else "bos", add_eos=args.add_eos, top_k=args.top_k,
         batch_size=batch, text_field=args.text_field, id_field=args.id_field,
+        context_field=args.context_field,
         split=args.split, glob=args.glob, device=args.device, dtype=args.dtype,
         device_map=args.device_map, flush_docs=args.flush_docs, compile=args.compile,
         progress=err)

@@ -5,8 +5,9 @@ written by ``score_corpus`` (``ppl_widget/scoring/corpus.py``):
 
 * one row per document, in input order: ``id`` (string), ``index`` (input position),
   ``text``, the document's metrics (``METRIC_KEYS`` plus ``n_eos`` and
-  ``n_unscored_tokens``), ``settings`` (JSON), ``total_tokens``, ``elapsed_s``,
-  ``bow_prob_end``;
+  ``n_unscored_tokens``), ``settings`` (JSON), ``context`` (JSON: what the model read
+  before the text, a string or a chat; null without one), ``total_tokens``,
+  ``elapsed_s``, ``bow_prob_end``;
 * one list column per per-token array of ``ScoreResult`` (``TOKEN_ARRAYS``: token_ids,
   offsets, surprisal, entropy, rank, context_length, topk_ids, topk_probs, units,
   is_eos, bow_prob, ...), two-dimensional arrays flattened row-major (their widths are
@@ -72,6 +73,9 @@ def results_table(rows: list[tuple[int, str, ScoreResult]], settings: dict[str, 
     cols["bow_prob_end"] = pa.array([r.bow_prob_end for r in results], pa.float64())
     cols["settings"] = pa.array([json.dumps(r.settings, sort_keys=True) for r in results],
                                 pa.string())
+    # what the model read before the text (a string or a chat, as JSON), or null
+    cols["context"] = pa.array([None if r.context is None else json.dumps(r.context)
+                                for r in results], pa.large_string())
     for key, dtype in TOKEN_ARRAYS.items():
         cols[key] = lists([getattr(r, key) for r in results], dtype)
     cols["unscored_token_ids"] = lists([r.unscored_token_ids for r in results], np.int64)
@@ -135,13 +139,15 @@ def row_to_result(row: dict[str, Any], widths: dict[str, int]) -> ScoreResult:
         arrays[key] = values
     vocab = dict(zip(np.asarray(row["vocab_ids"]).tolist(), row["vocab_text"], strict=True))
     bow_end = row["bow_prob_end"]
+    context = row.get("context")  # files written before contexts have no such column
     return ScoreResult(
         text=row["text"], **arrays, vocab=vocab,
         unscored_token_ids=np.asarray(row["unscored_token_ids"], np.int64),
         unscored_offsets=np.asarray(row["unscored_offsets"], np.int64).reshape(-1, 2),
         settings=settings, partial=False, total_tokens=int(row["total_tokens"]),
         elapsed_s=float(row["elapsed_s"]),
-        bow_prob_end=math.nan if bow_end is None else float(bow_end))
+        bow_prob_end=math.nan if bow_end is None else float(bow_end),
+        context=None if context is None else json.loads(context))
 
 
 class CorpusResults(Mapping):

@@ -74,15 +74,22 @@ def prepare(text: str, lm: Any, *, prefix: str | None = "bos", add_eos: bool = F
 
 
 def prepare_many(texts: list[str], lm: Any, *, prefix: str | None = "bos",
-                 add_eos: bool = False, words: WordSpec = None) -> list[Prepared]:
-    """``prepare`` of each text; the short ones (a corpus's documents) are encoded in one
-    batch call, on all cores, instead of one call each on one core."""
+                 add_eos: bool = False, words: WordSpec = None,
+                 contexts: list[Context] | None = None) -> list[Prepared]:
+    """``prepare`` of each text (``contexts[i]``: its context, or None); the short ones
+    without a context (a corpus's documents) are encoded in one batch call, on all cores,
+    instead of one call each on one core."""
     tok = lm.tokenizer
+    contexts = contexts or [None] * len(texts)
     heads = [check_and_prefix(t, tok, prefix, add_eos) for t in texts]
-    short = [i for i, t in enumerate(texts) if len(t) < PARALLEL_MIN_CHARS]
+    short = [i for i, t in enumerate(texts)
+             if len(t) < PARALLEL_MIN_CHARS and contexts[i] is None]
     encoded = dict(zip(short, encode_many(tok, [texts[i] for i in short]), strict=True))
     out = []
     for i, (text, head) in enumerate(zip(texts, heads, strict=True)):
+        if contexts[i] is not None:  # the seam needs the context and the text together
+            out.append(_prepare_in_context(text, tok, contexts[i], head, add_eos, words))
+            continue
         ids, raw_offsets = encoded[i] if i in encoded else encode_with_offsets(tok, text)
         out.append(_lay_out(text, tok, ids, raw_offsets, head, add_eos, words))
     return out

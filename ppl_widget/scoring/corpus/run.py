@@ -54,6 +54,7 @@ def score_corpus(source: Any, out: str | os.PathLike, lm: Any = None, *,
                  prefix: str | None = "bos", add_eos: bool = False, top_k: int = 5,
                  batch_size: int | str = "auto", words: WordSpec = None,
                  text_field: str = "text", id_field: str | None = "id",
+                 context_field: str | None = None,
                  split: str | None = None, glob: str = "**/*", device: str = "auto",
                  dtype: str = "auto", device_map: Any = None, flush_docs: int = 64,
                  compile: bool | str = "auto", progress: TextIO | bool = True,
@@ -63,8 +64,10 @@ def score_corpus(source: Any, out: str | os.PathLike, lm: Any = None, *,
     ``source``: a folder of text files (id: path inside the folder), a ``.jsonl`` file
     (``text_field``, ``id_field``; documents numbered from 0 when the records have no
     ``id``), a ``datasets`` dataset saved to disk (``split`` for a DatasetDict), or a
-    dict id -> text / list of texts.  Window and scoring options are ``score``'s; each
-    document's result equals ``score(text, lm, ...)``.  ``batch_size``: input positions
+    dict id -> text / list of texts.  ``context_field``: each record's context (a string
+    or a chat; null: none), read by the model before the text and never scored, as
+    ``score(text, lm, context=...)`` reads it.  Window and scoring options are ``score``'s;
+    each document's result equals ``score(text, lm, ...)``.  ``batch_size``: input positions
     per model call, in windows of ``max_length`` ("auto": fitted to GPU memory, 1 on
     CPU); short documents share a call.  ``compile``: torch.compile the model body
     ("auto": on a CUDA GPU once the run is measured to be long enough to pay for it,
@@ -80,13 +83,14 @@ def score_corpus(source: Any, out: str | os.PathLike, lm: Any = None, *,
     ranks, device = distributed.init(device)
     try:
         docs = open_documents(source, text_field=text_field, id_field=id_field, split=split,
-                              glob=glob)
+                              glob=glob, context_field=context_field)
         if not isinstance(lm, ScoringModel):
             extra = {"device_map": device_map} if device_map is not None else {}
             lm = load_model(lm, device=device, dtype=dtype, **extra)
         run = CorpusRun(docs, lm, ranks, out, max_length=max_length, stride=stride, prefix=prefix,
                    add_eos=add_eos, top_k=top_k, batch_size=batch_size, words=words,
-                   flush_docs=flush_docs, compile=compile, progress=progress)
+                   flush_docs=flush_docs, compile=compile, progress=progress,
+                   context_field=context_field)
         run.execute()
         distributed.barrier(ranks)
         results = open_corpus(out)
@@ -102,7 +106,8 @@ class CorpusRun:
     def __init__(self, docs: Documents, lm: Any, ranks: distributed.Ranks, out: str, *,
                  max_length: int | None, stride: int | None, prefix: str | None,
                  add_eos: bool, top_k: int, batch_size: int | str, words: WordSpec,
-                 flush_docs: int, compile: bool | str, progress: TextIO | bool):
+                 flush_docs: int, compile: bool | str, progress: TextIO | bool,
+                 context_field: str | None = None):
         self.docs, self.lm, self.ranks, self.out = docs, lm, ranks, out
         top_k = as_count("top_k", top_k, minimum=0, rule="a non-negative integer")
         if prefix not in ("bos", None):
@@ -136,7 +141,7 @@ class CorpusRun:
             "dtype": str(lm.dtype).replace("torch.", ""),
             "words": str(words) if words is not None else DEFAULT_WORD_PATTERN,
             "n_documents": len(docs), "ids_digest": ids_digest(docs.ids),
-            "source": docs.source,
+            "source": docs.source, "context_field": context_field,
         }
         stream = sys.stderr if progress is True else (progress or None)
         self.stream = stream if ranks.is_main else None
@@ -165,8 +170,8 @@ class CorpusRun:
         beside = self.fwd is not None and pipeline_depth(self.lm, self.fwd) > 1
         with BackgroundWriter(lambda assemble: self._write_part(assemble()),
                               enabled=beside) as writer:
-            for indices, (texts, preps) in prefetched(self._tokenize, chunks, beside):
-                writer.write(self._score_chunk(indices, texts, preps))
+            for indices, (items, preps) in prefetched(self._tokenize, chunks, beside):
+                writer.write(self._score_chunk(indices, items, preps))
                 self._maybe_compile(len(mine))
         self.progress.close()
         self._report()
@@ -218,15 +223,19 @@ class CorpusRun:
         self.store.write_part(rows)
 
     # ---- scoring -----------------------------------------------------------
-    def _tokenize(self, indices: list[int]) -> tuple[list[str], list[Prepared] | None]:
-        """A chunk's texts, and for a causal LM each prepared as ``score`` prepares it."""
-        texts = [self.docs.text(i) for i in indices]
+    def _tokenize(self, indices: list[int]) -> tuple[list[tuple[str, Any]],
+                                                     list[Prepared] | None]:
+        """A chunk's (text, context) pairs, and for a causal LM each prepared as ``score``
+        prepares it."""
+        items = [self.docs.item(i) for i in indices]
         if self.kind:  # another model kind: score() tokenizes each document itself
-            return texts, None
-        return texts, prepare_many(texts, self.lm, prefix=self.prefix, add_eos=self.add_eos,
-                                   words=self.words)
+            return items, None
+        return items, prepare_many([t for t, _ in items], self.lm, prefix=self.prefix,
+                                   add_eos=self.add_eos, words=self.words,
+                                   contexts=[c for _, c in items])
 
-    def _score_chunk(self, indices: list[int], texts: list[str], preps: list[Prepared] | None,
+    def _score_chunk(self, indices: list[int], items: list[tuple[str, Any]],
+                     preps: list[Prepared] | None,
                      ) -> Callable[[], list[tuple[int, str, ScoreResult]]]:
         """Score a chunk's windows; what it returns builds the documents' results (on a
         GPU in the writer's thread, while the next chunk scores)."""
@@ -234,11 +243,13 @@ class CorpusRun:
         if preps is None:
             results = [score(t, self.lm, max_length=self.max_length, stride=self.stride,
                              prefix=self.prefix, add_eos=self.add_eos, top_k=self.top_k,
-                             batch_size=self.batch_size, words=self.words) for t in texts]
+                             batch_size=self.batch_size, words=self.words, context=c)
+                       for t, c in items]
             self.progress.update(len(results), sum(len(r) for r in results))
             rows = [(i, self.docs.ids[i], r) for i, r in zip(indices, results, strict=True)]
             return lambda: rows
-        windows = [plan_windows(len(p.sequence), self.max_length, self.stride) for p in preps]
+        windows = [plan_windows(len(p.sequence), self.max_length, self.stride,
+                                first_target=p.first_target) for p in preps]
         want_bow = self.fwd.bow_mask is not None
         items = [it for d, (p, ws) in enumerate(zip(preps, windows, strict=True))
                  for it in plan_items(d, len(p.sequence), ws, self.max_length, want_bow,
@@ -305,7 +316,7 @@ class CorpusRun:
                 arrays["topk_probs"] = np.zeros((n, 0), np.float64)
             arrays["context_length"] = np.arange(w.target_start - w.input_start,
                                                  w.target_end - w.input_start)
-            a, b = w.target_start - 1, w.target_end - 1
+            a, b = w.target_start - prep.first_target, w.target_end - prep.first_target
             arrays.update(token_ids=prep.target_ids[a:b], offsets=prep.target_offsets[a:b],
                           units=prep.target_units[a:b], is_eos=prep.target_is_eos[a:b])
             arrays.setdefault("bow_prob", np.full(n, np.nan))
@@ -321,12 +332,13 @@ class CorpusRun:
             "top_k": self.top_k, "device": str(self.lm.device),
             "dtype": self.settings["dtype"], "words": self.settings["words"],
             "n_windows": len(windows), "batch_size": self.batch_size,
+            "context_tokens": prep.n_context_tokens,
         }
         return ScoreResult.from_parts(
             prep.text, parts, self.top_k, vocab={t: self.vocab_cache[t] for t in ids},
             unscored_token_ids=prep.unscored_ids, unscored_offsets=prep.unscored_offsets,
             settings=settings, total_tokens=len(prep.target_ids), elapsed_s=elapsed,
-            bow_prob_end=bow_end)
+            bow_prob_end=bow_end, context=prep.context)
 
 
 def _empty_cache(lm: LoadedModel) -> None:
