@@ -100,6 +100,9 @@ class Comparison:
     vocab_sizes: list[int | None] = field(default_factory=list)
     words_spec: Any = None  # the word pattern the metrics used
     loaded: list[Any] = field(default_factory=list, repr=False)  # with keep_models=True
+    #: what every model read before ``text`` (a string or a chat), or None; ``text`` is
+    #: then the continuation as scored (a string context's trailing whitespace moved to it)
+    context: Any = None
 
     def __post_init__(self) -> None:
         if len(self.results) != len(self.labels):

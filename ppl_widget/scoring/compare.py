@@ -28,6 +28,7 @@ from ..core.comparison import (  # noqa: F401
     ComparisonError,
 )
 from ..core.result import ScoreResult
+from .context import check_context, move_whitespace
 from .models import LoadedModel, load_model
 from .progress import is_cancelled
 from .scorer import ScoreProgress, ScoringError, stream
@@ -195,7 +196,8 @@ def compare(text: str, models: Sequence[Any], *, labels: Sequence[str] | None = 
     time and freed after scoring, unless ``keep_models=True`` (then
     ``comparison.loaded`` holds them).  ``labels``: one unique name per model
     (default: from the names).  ``score_options`` go to ``score`` for every model
-    (``max_length``, ``stride``, ``prefix``, ``add_eos``, ``top_k``, ``words``...).
+    (``max_length``, ``stride``, ``prefix``, ``add_eos``, ``top_k``, ``words``,
+    ``context``: a string or a chat every model reads first, never scored).
 
     If a model fails, ``ComparisonError.comparison`` keeps the models scored before.
     """
@@ -203,6 +205,9 @@ def compare(text: str, models: Sequence[Any], *, labels: Sequence[str] | None = 
         raise TypeError(f"text must be a str, got {type(text).__name__}")
     models = check_models(models)
     labels = check_labels(models, labels)
+    # every model scores the same continuation: the seam's whitespace move is the
+    # tokenizer's business nowhere (words are compared on the text as scored)
+    read, scored_text = move_whitespace(check_context(score_options.get("context")), text)
     results: list[ScoreResult] = []
     names: list[str] = []
     vocabs: list[int | None] = []
@@ -210,8 +215,8 @@ def compare(text: str, models: Sequence[Any], *, labels: Sequence[str] | None = 
 
     def so_far() -> Comparison:
         n = len(results)
-        return Comparison(text, list(results), labels[:n], names[:n], vocabs[:n],
-                          score_options.get("words"), kept)
+        return Comparison(scored_text, list(results), labels[:n], names[:n], vocabs[:n],
+                          score_options.get("words"), kept, context=read)
 
     try:
         for event in iter_compare(text, models, keep_models=keep_models, device=device,

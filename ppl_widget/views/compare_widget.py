@@ -29,6 +29,7 @@ from ..scoring.compare import (
     check_unit_counts,
     iter_compare,
 )
+from ..scoring.context import check_context, move_whitespace
 from .assets import bundle_path, bundle_text
 from .compare_data import model_state, not_comparable, table_row, words_state
 from .export import StaticPageOutput
@@ -36,8 +37,8 @@ from .live_run import LiveRun
 from .protocol import MSG_CANCEL
 from .widget_settings import check_options, check_prefix, check_window
 
-_OWN_TRAITS = ("text", "labels", "words", "models_data", "table", "note", "not_comparable",
-               "pair", "surprisal_unit", "status", "error")
+_OWN_TRAITS = ("text", "context", "labels", "words", "models_data", "table", "note",
+               "not_comparable", "pair", "surprisal_unit", "status", "error")
 
 #: Seconds between two updates of a model still scoring (more for long texts, whose
 #: state is bigger): the view stays live without resending megabytes many times a second.
@@ -51,7 +52,8 @@ class ComparisonWidget(StaticPageOutput, anywidget.AnyWidget):
     ``models``: anything ``compare()`` takes.  ``pair``: the two models (index or
     label) whose difference colours the words; with more models the view offers a
     picker.  ``score_options`` go to ``score`` for every model (``max_length``,
-    ``stride``, ``prefix``, ``add_eos``, ``top_k``, ``words``...).  ``.comparison``
+    ``stride``, ``prefix``, ``add_eos``, ``top_k``, ``words``, ``context``: read by every
+    model first, shown above the text, never scored).  ``.comparison``
     holds the finished models as a ``Comparison``; ``.cancel()`` stops the model
     scoring and skips the rest; ``.wait()`` blocks until the end.
     """
@@ -60,7 +62,9 @@ class ComparisonWidget(StaticPageOutput, anywidget.AnyWidget):
     # the single-model view's rules (tooltip, legend, controls) plus the comparison's own
     _css = bundle_text("widget.css") + "\n" + bundle_text("compare.css")
 
-    text = traitlets.Unicode("").tag(sync=True)
+    text = traitlets.Unicode("").tag(sync=True)  # the continuation as scored
+    # what every model read first (a string or a chat), shown above the text; None: none
+    context = traitlets.Any(None, allow_none=True).tag(sync=True)
     labels = traitlets.List(traitlets.Unicode()).tag(sync=True)
     words = traitlets.Dict().tag(sync=True)  # {"count", "start16", "end16"}
     models_data = traitlets.List(traitlets.Dict()).tag(sync=True)  # one entry per model
@@ -82,14 +86,17 @@ class ComparisonWidget(StaticPageOutput, anywidget.AnyWidget):
         labels = check_labels(self._models, labels)
         self._options = _checked_options(score_options)
         self._load = {"keep_models": keep_models, "device": device, "dtype": dtype}
-        self._setup(text, labels)
+        self._source = text  # what the models are given (with the context, as compare() does)
+        read, scored = move_whitespace(self._options.get("context"), text)
+        self._setup(scored, labels, read)
         self.pair = [self._index(p) for p in pair]
         self.kept: list[Any] = []  # the loaded models, with keep_models=True
         if autostart:
             self.start()
 
-    def _setup(self, text: str, labels: list[str]) -> None:
-        super().__init__(text=text, labels=labels, not_comparable=not_comparable())
+    def _setup(self, text: str, labels: list[str], context: Any = None) -> None:
+        super().__init__(text=text, labels=labels, not_comparable=not_comparable(),
+                         context=context)
         self._units = TextUnits.of(text)
         self._spans = unit_spans(text, "word", words=getattr(self, "_options", {}).get("words"))
         self.words = words_state(self._units, self._spans)
@@ -108,7 +115,8 @@ class ComparisonWidget(StaticPageOutput, anywidget.AnyWidget):
         self = cls.__new__(cls)
         self._models, self._options = [], {"words": comparison.words_spec}
         self._load = {}
-        self._setup(comparison.text, list(comparison.labels))
+        self._source = comparison.text
+        self._setup(comparison.text, list(comparison.labels), comparison.context)
         self.pair = [comparison.index(a), comparison.index(b)]
         self.kept = []
         for k, res in enumerate(comparison.results):
@@ -129,7 +137,7 @@ class ComparisonWidget(StaticPageOutput, anywidget.AnyWidget):
                               [self.labels[k] for k in done],
                               [str(self._results[k].settings.get("model", "?")) for k in done],
                               [self._vocab[k] for k in done], self._options.get("words"),
-                              self.kept)
+                              self.kept, context=self.context)
 
     @property
     def results(self) -> list[Any]:
@@ -206,7 +214,7 @@ class ComparisonWidget(StaticPageOutput, anywidget.AnyWidget):
     def _score_all(self, _run_id: int, cancel: threading.Event) -> str:
         k, last_push = 0, 0.0
         try:
-            events = iter_compare(self.text, self._models, cancel=cancel, kept=self.kept,
+            events = iter_compare(self._source, self._models, cancel=cancel, kept=self.kept,
                                   **self._load, **self._options)
             for event in events:
                 k = event.k
@@ -288,11 +296,14 @@ class ComparisonWidget(StaticPageOutput, anywidget.AnyWidget):
 
 def _checked_options(options: dict[str, Any]) -> dict[str, Any]:
     """score()'s rules, applied before any model loads: a typo fails here, not later."""
-    known = {"max_length", "stride", "prefix", "add_eos", "top_k", "batch_size", "words"}
+    known = {"max_length", "stride", "prefix", "add_eos", "top_k", "batch_size", "words",
+             "context"}
     unknown = set(options) - known
     if unknown:
         raise TypeError(f"unknown scoring options {sorted(unknown)}; known: {sorted(known)}")
     out = check_options(options)
+    if "context" in out:
+        out["context"] = check_context(out["context"])
     if "prefix" in out:
         out["prefix"] = None if check_prefix(out["prefix"]) == "none" else "bos"
     max_length, stride = check_window(out.get("max_length"), out.get("stride"))

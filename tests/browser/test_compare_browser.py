@@ -166,3 +166,43 @@ def test_comparison_page_exported_offline(offline, tiny_gpt2, tiny_llama, tmp_pa
     assert offline.dialogs == [] and offline.errors == [] and offline.attempted == []
     assert offline.locator(f"{ROOT} b#injected").count() == 0
     assert offline.locator(f"{ROOT} .pplc-text").inner_text().replace("\u00a0", " ") == TEXT
+
+
+def test_comparison_with_a_chat_context_offline(offline, tiny_gpt2, tiny_llama, tmp_path):  # noqa: F811
+    """A context every model read first: shown above the words as its turns, uncoloured,
+    its markup inert text; the words are those of the continuation."""
+    import copy
+
+    from ppl_widget import compare, load_model
+
+    template = ("{% for m in messages %}<|endoftext|>{{ m['role'] }}\n{{ m['content'] }}"
+                "<|endoftext|>\n{% endfor %}{% if add_generation_prompt %}<|endoftext|>"
+                "assistant\n{% endif %}")
+    models = []
+    for lm in (tiny_gpt2, tiny_llama):
+        tok = copy.deepcopy(lm.tokenizer)
+        tok.chat_template = template if lm is tiny_gpt2 else template.replace(
+            "<|endoftext|>", "</s>")
+        models.append(load_model((lm.model, tok), device="cpu", dtype="float32"))
+    chat = [{"role": "user", "content": 'Say it <b id="ctx">bold</b> & "quoted".'}]
+    reply = "The cat sat on the mat."
+    cmp = compare(reply, models, labels=LABELS[:2], context=chat, max_length=32, stride=16)
+    path = tmp_path / "comparison-context.html"
+    cmp.to_html(path)
+    offline.goto(path.as_uri())
+    offline.wait_for_selector(f"{ROOT} .pplc-word", timeout=30_000)
+    box = offline.locator(f"{ROOT} .pplw-context")
+    assert box.is_visible()
+    assert offline.locator(f"{ROOT} .pplw-context-role").inner_text() == "user"
+    assert box.locator(".pplw-context-text").inner_text() == chat[0]["content"]
+    assert "read, not scored" in box.locator(".pplw-context-label").text_content()
+    assert offline.locator(f"{ROOT} b#ctx").count() == 0  # text, never markup
+    above = offline.evaluate(
+        "() => { const c = document.querySelector('.pplc-root .pplw-context');"
+        " const t = document.querySelector('.pplc-root .pplc-text');"
+        " return !!(c.compareDocumentPosition(t) & Node.DOCUMENT_POSITION_FOLLOWING); }")
+    assert above
+    assert offline.locator(f"{ROOT} .pplc-word").count() == len(reply.split())
+    assert offline.locator(f"{ROOT} .pplc-text").inner_text().replace("\u00a0", " ") == reply
+    offline.locator(ROOT).screenshot(path=str(ARTIFACTS / "compare-context.png"))
+    assert offline.dialogs == [] and offline.errors == [] and offline.attempted == []

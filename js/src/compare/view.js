@@ -4,6 +4,7 @@
 // the table of per-unit perplexities.  All text goes in through textContent.
 
 import { h, setText, show } from "../dom.js";
+import { ContextView } from "../context.js";
 import { displayToken } from "../format.js";
 import { fmtSurprisal, Tooltip } from "../tooltip.js";
 import { errorBox } from "../layout.js";
@@ -55,7 +56,8 @@ export class CompareView {
     this.legend = h("div", { class: "pplc-legend" });
     this.text = h("div", { class: "pplw-scroller pplc-text", attrs: { tabindex: 0, role: "region", "aria-label": "Text coloured by the difference in surprisal" } });
     this.table = new ComparisonTable();
-    this.root.append(bar, this.status, this.errorBox, this.legend, this.text, this.table.el);
+    this.contextView = new ContextView(); // what every model read first, uncoloured
+    this.root.append(bar, this.status, this.errorBox, this.legend, this.contextView.el, this.text, this.table.el);
     this.tooltip = new Tooltip(this.root);
     this.el.appendChild(this.root);
   }
@@ -69,7 +71,7 @@ export class CompareView {
 
   _listen() {
     const on = (name, fn) => this.listeners.on(name, fn);
-    for (const t of ["models_data", "table", "status", "error", "pair", "surprisal_unit", "labels"]) on(`change:${t}`, () => this.frame.schedule());
+    for (const t of ["models_data", "table", "status", "error", "pair", "surprisal_unit", "labels", "context"]) on(`change:${t}`, () => this.frame.schedule());
     on("change:text", () => {
       this.renderedText = null;
       this.frame.schedule();
@@ -108,6 +110,7 @@ export class CompareView {
     const pair = m.get("pair") || [0, 1];
     this.pair = [pair[0] ?? 0, pair[1] ?? 1];
     this.words = decodeWords(m.get("words"));
+    this.contextView.set({ context: m.get("context") }); // token counts differ by model: none shown
     this.models = (m.get("models_data") || []).map(decodeModel);
     this.sums = this.models.map((md) => wordSums(md, this.words.count));
     this._renderText();
