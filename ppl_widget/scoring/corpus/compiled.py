@@ -24,6 +24,7 @@ COMPILE_PAYS_AFTER_S = 150.0
 #: the full width (shorter rows are padded up to it).
 PAD_UP_FROM = 0.75
 
+
 def check_choice(value: Any) -> bool | str:
     """``compile=``: "auto" (on a CUDA GPU, when it pays), True (always) or False."""
     if isinstance(value, str) and value.lower() in ("auto", "yes", "no"):
