@@ -37,6 +37,7 @@ TEXT = ("The quick brown fox jumps over the lazy dog. Perplexity is the exponent
         "with as much context as fits. Surprisal is minus the log probability of a token "
         "given its context.")   # 88 tokens with the tiny GPT-2
 STREAMED = TEXT * 12                # ~1,000 tokens, ~130 chunks at 30 ms: long enough to watch
+GATE = "stream-go.flag"  # in the kernel's folder: the streamed run goes on once it exists
 LONG = TEXT * 60                    # cancelled early
 TYPED = " The end."
 CMP_TEXT = "The cat sat on the mat. The dog sat on the log."
@@ -50,10 +51,23 @@ from conftest import _tiny
 from ppl_widget import PerplexityWidget, ComparisonWidget
 lm = _tiny("gpt2")
 slow = _tiny("gpt2")  # the same model, 30 ms a batch: the chunks arrive one by one
-slow.model.base_model.register_forward_pre_hook(lambda *_: time.sleep(0.03))"""
+slow2 = _tiny("gpt2")
+_hook = slow2.model.base_model.register_forward_pre_hook(lambda *_: time.sleep(0.03))
+import os
+_calls = [0]
+def _gate(*_):
+    # the streamed run's first chunk is drawn, the rest wait until the test has seen it
+    # on the page (it writes {GATE}): however loaded the machine, the page watches the
+    # run, not its end
+    _calls[0] += 1
+    _t = time.time()
+    while _calls[0] > 1 and not os.path.exists({GATE!r}) and time.time() - _t < 120:
+        time.sleep(0.05)
+    time.sleep(0.03)
+_hook = slow.model.base_model.register_forward_pre_hook(_gate)"""
 # one expression each: the widget a front end shows (marimo wraps it in mo.ui.anywidget)
 STREAM = f"PerplexityWidget({STREAMED!r}, slow, {WINDOW}, batch_size=1)"
-CANCEL = f"PerplexityWidget({LONG!r}, slow, {WINDOW}, batch_size=1)"
+CANCEL = f"PerplexityWidget({LONG!r}, slow2, {WINDOW}, batch_size=1)"
 EDIT = f"PerplexityWidget({TEXT!r}, lm, {WINDOW}, editable=True)"
 COMPARE_W = (f"ComparisonWidget({CMP_TEXT!r}, [lm, _tiny('llama')], "
              f"labels=['gpt2-tiny', 'llama-tiny'], {WINDOW})")
@@ -151,9 +165,11 @@ def _check_coloured_panel_tooltip(page, root, res, name: str) -> None:
     _shot(page, f"{name}-tooltip")
 
 
-def _watch_stream(page, root, n_tokens: int) -> list[int]:
-    """Token spans on screen, sampled every 50 ms until the run is done."""
+def _watch_stream(page, root, n_tokens: int, work: Path) -> list[int]:
+    """Token spans on screen, sampled every 50 ms until the run is done (the run goes on
+    past its first chunk once that is on the page: ``GATE``)."""
     root.locator(".pplw-tok").first.wait_for(timeout=120_000)
+    (work / GATE).write_text("go")
     counts, deadline = [], time.time() + 180
     while not root.locator(".pplw-status-done").count() and time.time() < deadline:
         counts.append(root.locator(".pplw-tok").count())
@@ -161,11 +177,12 @@ def _watch_stream(page, root, n_tokens: int) -> list[int]:
     return [c for c in counts if 0 < c < n_tokens]
 
 
-def _check_live(page, roots, compare, tiny_gpt2, name: str) -> None:
-    """The four live widgets (``LIVE``) in one front end's page."""
+def _check_live(page, roots, compare, tiny_gpt2, name: str, work: Path) -> None:
+    """The four live widgets (``LIVE``) in one front end's page (``work``: the kernel's
+    folder)."""
     stream, cancel, edit = roots.nth(0), roots.nth(1), roots.nth(2)
     streamed = _expected(tiny_gpt2, STREAMED)
-    partial = _watch_stream(page, stream, len(streamed))
+    partial = _watch_stream(page, stream, len(streamed), work)
     _shot(page, f"{name}-streaming")
     # several chunks arrived while it scored, each drawn as it came
     assert len(set(partial)) >= 3, partial
@@ -225,12 +242,13 @@ def notebook7(tmp_path_factory):
                    "--JupyterNotebookApp.expose_app_in_browser=True",
                    "--ServerApp.port_retries=0"],
                   f"http://127.0.0.1:{port}/api/status?token={token}", work, "notebook7")
-    yield f"http://127.0.0.1:{port}/notebooks/fe.ipynb?token={token}"
+    yield f"http://127.0.0.1:{port}/notebooks/fe.ipynb?token={token}", work
     _stop(proc, work, "notebook7")
 
 
 def test_notebook7_live_widget(notebook7, fe_page, tiny_gpt2):
-    fe_page.goto(notebook7)
+    url, work = notebook7
+    fe_page.goto(url)
     fe_page.wait_for_function(
         "() => { const w = window.jupyterapp && window.jupyterapp.shell.currentWidget;"
         " const k = w && w.sessionContext && w.sessionContext.session"
@@ -238,7 +256,7 @@ def test_notebook7_live_widget(notebook7, fe_page, tiny_gpt2):
         timeout=90_000)
     fe_page.evaluate("() => window.jupyterapp.commands.execute('notebook:run-all-cells')")
     _check_live(fe_page, fe_page.locator(WIDGET), fe_page.locator(COMPARE), tiny_gpt2,
-                "notebook7")
+                "notebook7", work)
     assert fe_page.locator(".pplw-static").count() == 0  # the live view, not the fallback
 
 
@@ -251,15 +269,17 @@ def voila(tmp_path_factory):
     proc = _serve([sys.executable, "-m", "voila", "fe.ipynb", "--no-browser",
                    f"--port={port}", "--Voila.ip=127.0.0.1"],
                   f"http://127.0.0.1:{port}/voila/static/", work, "voila")
-    yield f"http://127.0.0.1:{port}/"
+    yield f"http://127.0.0.1:{port}/", work
     _stop(proc, work, "voila")
 
 
 def test_voila_live_widget(voila, fe_page, tiny_gpt2):
     """Voilà runs the notebook through nbclient, then attaches its widget manager: the
     widget stays live there (views/headless.py tells it from nbconvert)."""
-    fe_page.goto(voila, timeout=180_000)
-    _check_live(fe_page, fe_page.locator(WIDGET), fe_page.locator(COMPARE), tiny_gpt2, "voila")
+    url, work = voila
+    fe_page.goto(url, timeout=180_000)
+    _check_live(fe_page, fe_page.locator(WIDGET), fe_page.locator(COMPARE), tiny_gpt2, "voila",
+                work)
     assert fe_page.locator(".pplw-static").count() == 0
 
 
@@ -273,7 +293,7 @@ app = marimo.App(width="medium")
 def _():
     import marimo as mo
 {setup}
-    return ComparisonWidget, PerplexityWidget, lm, mo, slow, tiny
+    return ComparisonWidget, PerplexityWidget, lm, mo, slow, slow2, tiny
 {cells}
 
 if __name__ == "__main__":
@@ -282,7 +302,7 @@ if __name__ == "__main__":
 MARIMO_CELL = '''
 
 @app.cell
-def _(ComparisonWidget, PerplexityWidget, lm, mo, slow, tiny):
+def _(ComparisonWidget, PerplexityWidget, lm, mo, slow, slow2, tiny):
     _view = mo.ui.anywidget({expr})
     _view
     return
@@ -301,15 +321,16 @@ def marimo_app(tmp_path_factory):
     proc = _serve([sys.executable, "-m", "marimo", "run", "app.py", "--headless",
                    "--host", "127.0.0.1", "--port", str(port)],
                   f"http://127.0.0.1:{port}/health", work, "marimo")
-    yield f"http://127.0.0.1:{port}/"
+    yield f"http://127.0.0.1:{port}/", work
     _stop(proc, work, "marimo")
 
 
 def test_marimo_live_widget(marimo_app, fe_page, tiny_gpt2):
     """``mo.ui.anywidget(PerplexityWidget(...))``: marimo's own anywidget host, no comm."""
-    fe_page.goto(marimo_app, timeout=180_000)
+    url, work = marimo_app
+    fe_page.goto(url, timeout=180_000)
     _check_live(fe_page, fe_page.locator(WIDGET), fe_page.locator(COMPARE), tiny_gpt2,
-                "marimo")
+                "marimo", work)
 
 
 # ---- executed, then read offline ----------------------------------------------------
