@@ -1,16 +1,22 @@
-"""Minimal pairs: score_pairs against minicons and a loop of score() calls.
+"""Minimal pairs: score_pairs against minicons, lm-evaluation-harness and a loop of score().
 
 Same model object, same machine, one run: ``score_pairs`` (packed forward passes),
 minicons' ``IncrementalLMScorer(model, tokenizer).sequence_score(batch,
 reduction=lambda x: x.sum(0), bos_token=True)`` in batches of 32 (the BOS given, so
-every token is scored as score() scores it), and ``score()`` once per sentence (on
-the first ``--loop`` sentences).  Every sentence's total is checked against the others.
+every token is scored as score() scores it), lm-evaluation-harness's own
+``HFLM(pretrained=model).loglikelihood`` with an empty context (it then conditions on
+its prefix token, the BOS, or the EOS where there is none: score()'s ``prefix="bos"``)
+in batches of 32, and ``score()`` once per sentence (on the first ``--loop``
+sentences).  Every sentence's total is checked against the others.
 
     python benchmarks/bench_pairs.py [--pairs 400] [--model PATH] [--loop 80]
+    python benchmarks/bench_pairs.py --pairs 5000 --device cuda --dtype bfloat16  # a GPU
     python benchmarks/bench_pairs.py --smoke      # a tiny random Llama, a few pairs (CI)
 
 minicons: ``pip install minicons --no-deps`` (plus pillow and wonderwords; its
-declared dependencies would pull a CUDA torch); without it that row is skipped.
+declared dependencies would pull a CUDA torch); lm-eval: ``pip install --no-deps
+lm_eval==0.4.13`` (its other dependencies are already here); without either, its row
+is skipped.
 """
 
 from __future__ import annotations
@@ -99,6 +105,21 @@ def run_minicons(lm, sentences: list[str], batch_size: int = 32) -> np.ndarray |
     return -np.array([float(x) for x in out])
 
 
+def run_lm_eval(lm, sentences: list[str], batch_size: int = 32) -> np.ndarray | None:
+    """Each sentence's total NLL by lm-evaluation-harness's ``loglikelihood`` with an
+    empty context (None if lm_eval is not installed)."""
+    try:
+        from lm_eval.api.instance import Instance
+        from lm_eval.models.huggingface import HFLM
+    except ImportError:
+        return None
+    hf = HFLM(pretrained=lm.model, tokenizer=lm.tokenizer, batch_size=batch_size,
+              device=str(lm.device))
+    reqs = [Instance(request_type="loglikelihood", doc={}, arguments=("", s), idx=i)
+            for i, s in enumerate(sentences)]
+    return -np.array([ll for ll, _ in hf.loglikelihood(reqs, disable_tqdm=True)])
+
+
 def timed(fn):
     t0 = time.perf_counter()
     value = fn()
@@ -112,6 +133,8 @@ def main() -> None:
                         "(default: the embedded SmolLM2)")
     parser.add_argument("--loop", type=int, default=80,
                         help="sentences scored by the loop of score() calls")
+    parser.add_argument("--device", default="cpu", help="cpu, or cuda on a GPU machine")
+    parser.add_argument("--dtype", default="float32", help="float32, or bfloat16 on a GPU")
     parser.add_argument("--smoke", action="store_true",
                         help="a tiny random Llama and 24 pairs: runs anywhere, in seconds")
     args = parser.parse_args()
@@ -123,7 +146,11 @@ def main() -> None:
     n_pairs, n_loop = (24, 8) if args.smoke else (args.pairs, args.loop)
     rows = synthetic_pairs(n_pairs)
     sentences = [s for _, good, bad in rows for s in (good, bad)]
-    lm = tiny_llama(sentences) if args.smoke else load_model(args.model, device="cpu")
+    lm = tiny_llama(sentences) if args.smoke else load_model(args.model, device=args.device,
+                                                             dtype=args.dtype)
+    # per sentence: fp32 sums agree to ~1e-5 nats a token; in bf16 each method's batch
+    # shapes round differently (~0.03 nats a token on average, up to ~0.3): a sanity bound
+    tol = 1e-3 if str(lm.dtype) == "torch.float32" else 1.0
     import pandas as pd
 
     frame = pd.DataFrame(rows, columns=["phenomenon", "good", "bad"])
@@ -133,10 +160,13 @@ def main() -> None:
     score_pairs(frame.head(4), lm)  # warm-up (first calls allocate)
     if run_minicons(lm, sentences[:4]) is None:
         print("minicons not installed: its row is skipped")
+    if run_lm_eval(lm, sentences[:4]) is None:
+        print("lm_eval not installed: its row is skipped")
 
     t_ours, df = timed(lambda: score_pairs(frame, lm))
     ours = np.column_stack([df["good_nll"], df["bad_nll"]]).ravel()
     t_mc, theirs = timed(lambda: run_minicons(lm, sentences))
+    t_le, lm_eval = timed(lambda: run_lm_eval(lm, sentences))
     n_loop = min(n_loop, len(sentences))
     t_loop, looped = timed(lambda: np.array([
         score(s, lm, top_k=0).metrics()["total_nll"] for s in sentences[:n_loop]]))
@@ -149,6 +179,9 @@ def main() -> None:
     if theirs is not None:
         print(f"| minicons (batch 32) | {len(sentences):9d} | {t_mc:7.2f} | "
               f"{t_mc * per_1k:20.2f} | {t_mc / t_ours:13.2f}x |")
+    if lm_eval is not None:
+        print(f"| lm-eval (batch 32)  | {len(sentences):9d} | {t_le:7.2f} | "
+              f"{t_le * per_1k:20.2f} | {t_le / t_ours:13.2f}x |")
     loop_1k = t_loop * 1000 / n_loop
     print(f"| loop of score()     | {n_loop:9d} | {t_loop:7.2f} | {loop_1k:20.2f} | "
           f"{loop_1k / (t_ours * per_1k):13.2f}x |")
@@ -157,12 +190,18 @@ def main() -> None:
     diff_loop = float(np.abs(ours[:n_loop] - looped).max())
     print(f"max |score_pairs - score()| per sentence: {diff_loop:.2e} nats")
     assert diff_loop < 1e-4, "score_pairs and score() disagree"
+    print(f"agreement required per sentence: {tol:g} nats ({lm.dtype})")
     if theirs is not None:
         diff_mc = float(np.abs(ours - theirs).max())
         print(f"max |score_pairs - minicons| per sentence: {diff_mc:.2e} nats")
-        assert diff_mc < 1e-3, "score_pairs and minicons disagree"
+        assert diff_mc < tol, "score_pairs and minicons disagree"
         print(f"score_pairs is {t_mc / t_ours:.2f}x minicons, "
               f"{loop_1k / (t_ours * per_1k):.2f}x the loop of score()")
+    if lm_eval is not None:
+        diff_le = float(np.abs(ours - lm_eval).max())
+        print(f"max |score_pairs - lm-eval| per sentence: {diff_le:.2e} nats")
+        assert diff_le < tol, "score_pairs and lm-eval disagree"
+        print(f"score_pairs is {t_le / t_ours:.2f}x lm-eval's loglikelihood")
 
 
 if __name__ == "__main__":

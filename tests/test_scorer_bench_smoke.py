@@ -118,6 +118,15 @@ def test_bench_pairs_smoke_checks_totals_and_prints_ratios():
     assert diff < 1e-4
     if "minicons not installed" not in stdout:
         assert re.search(r"score_pairs is [\d.]+x minicons", stdout), stdout
+    import importlib.util
+
+    if importlib.util.find_spec("lm_eval") is not None:  # its row, checked against ours
+        assert "| lm-eval (batch 32)  |" in stdout, stdout
+        diff = float(re.search(r"max \|score_pairs - lm-eval\| per sentence: (\S+) nats",
+                               stdout).group(1))
+        assert diff < 1e-3
+    else:
+        assert "lm_eval not installed: its row is skipped" in stdout
 
 
 def test_bench_words_smoke_checks_words_and_prints_the_ratio():
