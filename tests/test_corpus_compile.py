@@ -8,6 +8,7 @@ import io
 import numpy as np
 import pytest
 from conftest import CORPUS
+from test_corpus import assert_same
 
 from ppl_widget.scoring.corpus import compiled, score_corpus
 from ppl_widget.scoring.corpus.compiled import CompiledBody, check_choice
@@ -64,11 +65,7 @@ def test_compiled_body_gets_full_width_batches_and_the_same_results(tiny_lm, tmp
     assert min(r for r, _ in made[0].shapes) >= 2
     assert comp.throughput["compiled"].tolist() == [True]
     for k in DOCS:
-        a, b = eager[k], comp[k]
-        np.testing.assert_array_equal(a.token_ids, b.token_ids)
-        np.testing.assert_array_equal(a.rank, b.rank)
-        np.testing.assert_allclose(a.surprisal, b.surprisal, atol=1e-5, rtol=0)
-        np.testing.assert_allclose(a.entropy, b.entropy, atol=1e-5, rtol=0)
+        assert_same(comp[k], eager[k])  # every per-token array, as test_corpus checks
 
 
 def test_real_torch_compile_serves_score_and_corpus(tmp_path):
