@@ -78,11 +78,14 @@ class CompiledBody:
         self.fwd.compiled = compile_body(self.lm)
         self.active = True
 
+    def takes(self, longest: int) -> bool:
+        """Whether a batch whose longest row is ``longest`` is one a compiled body serves
+        (padded up to full width): the one rule for routing and for "auto"'s estimate."""
+        return PAD_UP_FROM * self.width <= longest <= self.width
+
     def padded_width(self, longest: int) -> int:
         """The width a batch whose longest row is ``longest`` is laid out at."""
-        if self.active and PAD_UP_FROM * self.width <= longest <= self.width:
-            return self.width
-        return longest
+        return self.width if self.active and self.takes(longest) else longest
 
     def shape(self, n_items: int, longest: int) -> tuple[int, int] | None:
         """The (rows, width) to pad a batch to so the compiled body takes it (full width,

@@ -39,7 +39,7 @@ from ..throughput import flop_model, matmul_peak, window_flops
 from ..vocab import decode_each, ids_in
 from . import distributed
 from .batch import batch_end, end_row_rides, plan_items, run_batch, sort_items
-from .compiled import PAD_UP_FROM, CompiledBody, check_choice
+from .compiled import CompiledBody, check_choice
 from .input import Documents, open_documents
 from .pipeline import BackgroundWriter, prefetched
 from .progress import CorpusProgress, throughput_lines, throughput_table
@@ -281,7 +281,7 @@ class CorpusRun:
                 left[it.doc] -= 1
                 n_docs += left[it.doc] == 0
                 flops += window_flops(self.flop_shape, it.length, it.n_rows)
-            if batch[0].length >= PAD_UP_FROM * self.compiled.width:
+            if self.compiled.takes(batch[0].length):
                 self.full_tokens += n_tok
             self.progress.update(n_docs, n_tok, flops)
             start = end
