@@ -46,6 +46,7 @@ from pair_methods import (  # noqa: E402
     lm_eval_scorer,
     minicons_scorer,
 )
+from tiny_llama import tiny_llama  # noqa: E402
 
 BATCH = 32  # minicons' and lm-eval's batch size
 
@@ -87,28 +88,6 @@ def synthetic_pairs(n: int, seed: int = 0) -> list[tuple[str, str, str]]:
     raise AssertionError("unreachable")
 
 
-def tiny_llama(sentences: list[str], device: str = "cpu", dtype: str = "float32"):
-    """A tiny random Llama with a tokenizer trained on ``sentences`` (the smoke form)."""
-    import torch
-    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
-    from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
-
-    from ppl_widget import load_model
-
-    tok = Tokenizer(models.BPE(unk_token="<unk>"))
-    tok.pre_tokenizer = pre_tokenizers.Metaspace()
-    tok.decoder = decoders.Metaspace()
-    tok.train_from_iterator(sentences, trainers.BpeTrainer(
-        vocab_size=300, special_tokens=["<unk>", "<s>", "</s>"]))
-    tokenizer = PreTrainedTokenizerFast(tokenizer_object=tok, bos_token="<s>", eos_token="</s>",
-                                        unk_token="<unk>")
-    torch.manual_seed(0)
-    cfg = LlamaConfig(vocab_size=len(tokenizer), hidden_size=64, intermediate_size=128,
-                      num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
-                      max_position_embeddings=128, bos_token_id=1, eos_token_id=2)
-    return load_model((LlamaForCausalLM(cfg), tokenizer), device=device, dtype=dtype)
-
-
 def timed(fn):
     t0 = time.perf_counter()
     value = fn()
@@ -147,7 +126,7 @@ def main() -> None:
     n_pairs, n_loop = (24, 8) if args.smoke else (args.pairs, args.loop)
     rows = synthetic_pairs(n_pairs)
     sentences = [s for _, good, bad in rows for s in (good, bad)]
-    lm = (tiny_llama(sentences, args.device, args.dtype) if args.smoke
+    lm = (tiny_llama(sentences, device=args.device, dtype=args.dtype) if args.smoke
           else load_model(args.model, device=args.device, dtype=args.dtype))
     frame = pd.DataFrame(rows, columns=["phenomenon", "good", "bad"])
     print(f"# {lm.name}, {str(lm.dtype).removeprefix('torch.')} on {lm.device}, {n_pairs} "

@@ -18,36 +18,19 @@ from __future__ import annotations
 import argparse
 import json
 import pathlib
+import sys
 
 import numpy as np
 
-from ppl_widget import load_model, score
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+from tiny_llama import tiny_llama  # noqa: E402
+
+from ppl_widget import load_model, score  # noqa: E402
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 WINDOWS = ((128, 64), (512, 256))
 #: positions in window grouped in bins of this many, for the table and the chart
 BIN = 16
-
-
-def tiny_llama(text: str):
-    """A Llama-shaped model with random weights; a BPE tokenizer trained on ``text``."""
-    import torch
-    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
-    from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
-
-    tok = Tokenizer(models.BPE(unk_token="<unk>"))
-    tok.pre_tokenizer = pre_tokenizers.Metaspace()
-    tok.decoder = decoders.Metaspace()
-    tok.train_from_iterator([text], trainers.BpeTrainer(
-        vocab_size=2000, special_tokens=["<unk>", "<s>", "</s>"]))
-    tok = PreTrainedTokenizerFast(tokenizer_object=tok, bos_token="<s>", eos_token="</s>",
-                                  unk_token="<unk>")
-    torch.manual_seed(0)
-    cfg = LlamaConfig(vocab_size=len(tok), hidden_size=128, intermediate_size=256,
-                      num_hidden_layers=4, num_attention_heads=4, num_key_value_heads=2,
-                      max_position_embeddings=1024, bos_token_id=tok.bos_token_id,
-                      eos_token_id=tok.eos_token_id)
-    return load_model((LlamaForCausalLM(cfg), tok), device="cpu", dtype="float32")
 
 
 def compare(lm, text: str, max_length: int, stride: int) -> dict:
@@ -109,7 +92,8 @@ def main() -> None:
         return
     text = (ROOT / "README.md").read_text(encoding="utf-8")[:args.chars]
     models = {"SmolLM2 (default)": load_model(None, device="cpu"),
-              "Llama-shaped, random weights": tiny_llama(text)}
+              "Llama-shaped, random weights": tiny_llama(
+                  [text], vocab_size=2000, hidden_size=128, layers=4, max_positions=1024)}
     rows = []
     for name, lm in models.items():
         for max_length, stride in WINDOWS:
