@@ -60,7 +60,7 @@ class SimulatedBatches:
         self.busy_s = 0.0
 
     def __call__(self, fwd: Any, items: list, sequences: list, device: Any,
-                 shape: tuple[int, int] | None = None) -> list[dict]:
+                 width: int | None = None) -> list[dict]:
         until = time.perf_counter() + self.launch_s
         while time.perf_counter() < until:  # Python launching kernels holds the GIL
             pass

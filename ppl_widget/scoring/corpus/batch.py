@@ -83,14 +83,14 @@ def batch_end(order: list[Item], start: int, budget: int,
 
 
 def run_batch(fwd: BatchedForward, items: list[Item], sequences: list[np.ndarray],
-              device: Any, shape: tuple[int, int] | None = None) -> list[dict[str, np.ndarray]]:
+              device: Any, width: int | None = None) -> list[dict[str, np.ndarray]]:
     """The statistics of every item's rows, one dict of numpy arrays per item (the b
-    row, when there is one, is the last row of its item).  ``shape``: (rows, width) to
-    pad the batch to (a compiled body's one shape); padded rows go through no head."""
+    row, when there is one, is the last row of its item).  ``width``: the width to
+    right-pad the batch to (a compiled body's one width); padding goes through no head."""
     import torch
 
-    n_rows, width = shape or (len(items), max(it.length for it in items))
-    inputs = np.zeros((n_rows, width), dtype=np.int64)  # pad id 0: never attended to
+    width = width or max(it.length for it in items)
+    inputs = np.zeros((len(items), width), dtype=np.int64)  # pad id 0: never attended to
     flat_rows: list[np.ndarray] = []
     targets: list[np.ndarray] = []
     for r, it in enumerate(items):

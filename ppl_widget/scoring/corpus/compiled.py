@@ -87,9 +87,10 @@ class CompiledBody:
         """The width a batch whose longest row is ``longest`` is laid out at."""
         return self.width if self.active and self.takes(longest) else longest
 
-    def shape(self, n_items: int, longest: int) -> tuple[int, int] | None:
-        """The (rows, width) to pad a batch to so the compiled body takes it (full width,
-        two rows or more), or None: laid out as it is, for the eager body."""
+    def width_for(self, n_items: int, longest: int) -> int | None:
+        """The width to pad a batch to so the compiled body takes it (full width, two rows
+        or more: the batch size is dynamic), or None: laid out as it is, for the eager
+        body."""
         if self.active and n_items >= 2 and self.padded_width(longest) == self.width:
-            return n_items, self.width
+            return self.width
         return None

@@ -264,9 +264,9 @@ class CorpusRun:
         while start < len(order):
             end = batch_end(order, start, self.budget, self.compiled.padded_width)
             batch = order[start:end]
-            shape = self.compiled.shape(len(batch), batch[0].length)
+            width = self.compiled.width_for(len(batch), batch[0].length)
             try:
-                outputs = run_batch(self.fwd, batch, sequences, self.lm.device, shape)
+                outputs = run_batch(self.fwd, batch, sequences, self.lm.device, width)
             except Exception as exc:
                 if is_oom(exc) and self.budget > order[start].length:
                     self.budget = max(order[start].length, self.budget // 2)  # retry, smaller
