@@ -70,17 +70,23 @@ export function fmtFixed(x, digits = 2) {
   return (neg ? "−" : "") + group(ip) + (fp ? `.${fp}` : "");
 }
 
+// From here on a metric is written in the compact form: "358,500,612.3" would not fit a
+// panel cell, and a cell never cuts a number (the exact value goes in the tooltip).
+export const COMPACT_FROM = 1e6;
+
 /**
  * A metric value: 4 significant digits below 1000, else one decimal with
- * grouping; scientific for tiny or huge values.  12.3456 -> "12.35",
- * 1234.56 -> "1,234.6", 0.012345 -> "0.01235", 3.2e21 -> "3.200e+21".
+ * grouping; compact (scientific, 4 significant digits) for tiny values and from
+ * COMPACT_FROM on, so it is never longer than "999,999.9".  12.3456 -> "12.35",
+ * 1234.56 -> "1,234.6", 0.012345 -> "0.01235", 358500612.3 -> "3.585e+8".
  */
 export function fmtMetric(x) {
   if (x == null || Number.isNaN(x)) return MISSING;
   if (!Number.isFinite(x)) return x > 0 ? "∞" : "−∞";
   const a = Math.abs(x);
   if (a === 0) return "0";
-  if (a >= 1e9 || a < 1e-4) return (x < 0 ? "−" : "") + a.toExponential(3);
+  // (999,999.96 would round up to a 10-character "1,000,000.0")
+  if (a >= COMPACT_FROM - 0.05 || a < 1e-4) return (x < 0 ? "−" : "") + a.toExponential(3);
   if (a >= 1000) return fmtFixed(x, 1);
   const digits = Math.max(0, 3 - Math.floor(Math.log10(a)));
   return fmtFixed(x, digits);
@@ -108,6 +114,12 @@ export function fmtDuration(s) {
   const sec = t % 60;
   if (h > 0) return `${h} h ${String(m).padStart(2, "0")} min`;
   return `${m} min ${String(sec).padStart(2, "0")} s`;
+}
+
+/** A signed value with fixed decimals: +1.23, −0.50, 0.00 (a delta). */
+export function fmtSigned(x, digits = 2) {
+  const s = fmtFixed(x, digits);
+  return isNum(x) && x > 0 && Number(Math.abs(x).toFixed(digits)) !== 0 ? `+${s}` : s;
 }
 
 /** Full-precision value for a title attribute (shortest round-trip digits). */

@@ -83,3 +83,28 @@ test("exact values keep every digit", () => {
   assert.equal(fmtExact(null), "NaN");
   assert.equal(fmtExact(Infinity), "inf");
 });
+
+test("fmtMetric never writes more than 9 characters: compact from a million", async () => {
+  const { fmtMetric, fmtExact, COMPACT_FROM } = await import("../src/format.js");
+  assert.equal(fmtMetric(358500612.3), "3.585e+8");
+  assert.equal(fmtMetric(999999.9), "999,999.9");
+  assert.equal(fmtMetric(999999.97), "1.000e+6");
+  assert.equal(fmtMetric(COMPACT_FROM), "1.000e+6");
+  assert.equal(fmtMetric(-2.5e7), "−2.500e+7");
+  for (let e = -6; e <= 30; e += 0.37) {
+    const x = 10 ** e;
+    assert.ok(fmtMetric(x).length <= 9, `${x} -> ${fmtMetric(x)}`);
+    assert.equal(Number(fmtExact(x)), x); // the exact value, for the tooltip
+  }
+});
+
+test("fmtSigned: a delta with its sign, a true minus, no -0.00", async () => {
+  const { fmtSigned } = await import("../src/format.js");
+  assert.equal(fmtSigned(1.234), "+1.23");
+  assert.equal(fmtSigned(-23.176), "−23.18");
+  assert.equal(fmtSigned(0), "0.00");
+  assert.equal(fmtSigned(-0.001), "0.00");
+  assert.equal(fmtSigned(0.001), "0.00");
+  assert.equal(fmtSigned(12345.678, 1), "+12,345.7");
+  assert.equal(fmtSigned(NaN), "—");
+});

@@ -2,7 +2,7 @@
 // and byte (comparable) and per token (not: marked, greyed and explained).
 
 import { h } from "../dom.js";
-import { fmtInt, fmtMetric, MISSING } from "../format.js";
+import { fmtExact, fmtInt, fmtMetric, MISSING } from "../format.js";
 
 // [key, header, formatter]; the unit counts are the text's and shown once, below.
 export const COLUMNS = Object.freeze([
@@ -48,7 +48,8 @@ export class ComparisonTable {
       const tr = h("tr", { class: row.partial ? "pplc-partial" : "" });
       const status = row.status && row.status !== "done" ? ` (${row.status}${row.partial ? ", partial" : ""})` : "";
       tr.appendChild(h("th", { attrs: { scope: "row" }, title: row.conventions || "" }, h("b", { text: row.label }), h("span", { class: "pplc-model", text: `${row.model || ""}${status}` })));
-      rowCells(row).forEach((cell, j) => tr.appendChild(h("td", { class: marked.has(COLUMNS[j][0]) ? "pplc-nc" : "", text: cell })));
+      // the exact value in the cell's tooltip: a compact "6.062e+25" keeps its digits
+      rowCells(row).forEach((cell, j) => tr.appendChild(h("td", { class: marked.has(COLUMNS[j][0]) ? "pplc-nc" : "", text: cell, title: fmtExact(num(row[COLUMNS[j][0]])) })));
       body.appendChild(tr);
     }
     const table = h("table", { class: "pplc-table" }, h("thead", {}, head), body);
