@@ -39,3 +39,21 @@ export function watchTheme(doc, onChange) {
   obs.observe(doc.body, { attributes: true, attributeFilter: ["data-jp-theme-light", "class"] });
   return () => obs.disconnect();
 }
+
+/**
+ * Keep a view on the page's theme: apply(theme) now and again whenever JupyterLab
+ * switches it (only when it changed).  Sets root's theme class before apply runs.
+ * Returns a stop function (call it in the view's destroy).
+ */
+export function followTheme(el, root, apply) {
+  let current = null;
+  const check = () => {
+    const theme = detectTheme(el);
+    if (theme === current) return;
+    current = theme;
+    setThemeClass(root, theme);
+    apply(theme);
+  };
+  check();
+  return watchTheme(el.ownerDocument, check);
+}

@@ -9,13 +9,14 @@ import { displayToken } from "../format.js";
 import { fmtSurprisal, Tooltip } from "../tooltip.js";
 import { errorBox } from "../layout.js";
 import { FrameScheduler, ModelListeners, nextFrame } from "../lifecycle.js";
-import { ESCAPE, keyMove } from "../navigation.js";
-import { detectTheme, setPaletteVars, setThemeClass } from "../theme.js";
+import { ItemTips } from "../item_tips.js";
+import { inUnit } from "../levels.js";
+import { asUnit, unitSelect } from "../units.js";
+import { followTheme, setPaletteVars } from "../theme.js";
 import { decodeModel, decodeWords, FINAL, progressLabel, scaleMax, wordDiff, wordSums, wordTokens } from "./data.js";
 import { diffBin, diffTicks, divergingPalette, NDIV } from "./scale.js";
 import { ComparisonTable } from "./table.js";
 
-const inUnit = (nats, unit) => (unit === "nats" ? nats : nats / Math.LN2);
 // words drawn per animation frame: a 100k-word text never blocks the page for long
 const WORDS_PER_FRAME = 4000;
 
@@ -24,10 +25,10 @@ export class CompareView {
     this.model = model;
     this.el = el;
     this.listeners = new ModelListeners(model);
-    this.active = -1; // word with keyboard focus
     this.frame = new FrameScheduler(() => this._load()); // one redraw per frame however many traits a kernel update changed
     this._build();
-    this._applyTheme();
+    // the diverging scale, light or dark as the page is now (a live switch)
+    this.stopTheme = followTheme(el, this.root, (theme) => setPaletteVars(this.root, divergingPalette(theme), "pplc-d", "pplc-f"));
     this._listen();
     this._load();
   }
@@ -38,7 +39,7 @@ export class CompareView {
     this.pickA = h("select", { class: "pplw-input pplc-pick-a", attrs: { "aria-label": "model A" } });
     this.pickB = h("select", { class: "pplw-input pplc-pick-b", attrs: { "aria-label": "model B" } });
     this.swap = h("button", { class: "pplw-btn pplc-swap", text: "⇄", title: "swap A and B", attrs: { type: "button" } });
-    this.unitPick = h("select", { class: "pplw-input pplc-unit", attrs: { "aria-label": "surprisal unit" } }, h("option", { text: "bits", attrs: { value: "bits" } }), h("option", { text: "nats", attrs: { value: "nats" } }));
+    this.unitPick = unitSelect("pplc-unit");
     this.cancelBtn = h("button", { class: "pplw-btn pplc-cancel", text: "Cancel", attrs: { type: "button" } });
     const bar = h(
       "div",
@@ -59,14 +60,16 @@ export class CompareView {
     this.contextView = new ContextView(); // what every model read first, uncoloured
     this.root.append(bar, this.status, this.errorBox, this.legend, this.contextView.el, this.text, this.table.el);
     this.tooltip = new Tooltip(this.root);
+    // every word's models on hover and on keyboard focus (the shared rich tooltip)
+    this.tips = new ItemTips({
+      container: this.text,
+      tooltip: this.tooltip,
+      selector: ".pplc-word",
+      count: () => this.words.count,
+      item: (w) => (w >= 0 && w < this.rendered ? this.spans[w] : null),
+      describe: (w) => this._tipParts(w),
+    });
     this.el.appendChild(this.root);
-  }
-
-  _applyTheme() {
-    this.theme = detectTheme(this.el);
-    this.palette = divergingPalette(this.theme);
-    setThemeClass(this.root, this.theme);
-    setPaletteVars(this.root, this.palette, "pplc-d", "pplc-f");
   }
 
   _listen() {
@@ -87,13 +90,6 @@ export class CompareView {
     this.swap.addEventListener("click", () => this._setTrait("pair", [this.pair[1], this.pair[0]]));
     this.unitPick.addEventListener("change", () => this._setTrait("surprisal_unit", this.unitPick.value));
     this.cancelBtn.addEventListener("click", () => this.model.send({ type: "cancel" }));
-    this.text.addEventListener("mouseover", (ev) => {
-      const span = ev.target.closest && ev.target.closest(".pplc-word");
-      if (span) this._showTip(Number(span.dataset.w), span);
-    });
-    this.text.addEventListener("mouseleave", () => this.tooltip.hide());
-    this.text.addEventListener("keydown", (ev) => this._onKey(ev));
-    this.text.addEventListener("blur", () => this.tooltip.hide());
   }
 
   _setTrait(name, value) {
@@ -106,7 +102,7 @@ export class CompareView {
   _load() {
     const m = this.model;
     this.labels = m.get("labels") || [];
-    this.unit = m.get("surprisal_unit") === "nats" ? "nats" : "bits";
+    this.unit = asUnit(m.get("surprisal_unit"));
     const pair = m.get("pair") || [0, 1];
     this.pair = [pair[0] ?? 0, pair[1] ?? 1];
     this.words = decodeWords(m.get("words"));
@@ -150,6 +146,7 @@ export class CompareView {
     this.spans = new Array(this.words.count);
     this.rendered = 0; // words drawn so far: long texts are drawn a slice per frame
     this.text.replaceChildren();
+    this.tips.redrawn();
     const run = (this.renderRun = {});
     this._renderSlice(run);
   }
@@ -165,7 +162,7 @@ export class CompareView {
       if (start16[w] > at) frag.appendChild(document.createTextNode(text.slice(at, start16[w])));
       const span = document.createElement("span");
       span.className = this._wordClass(w);
-      span.dataset.w = String(w);
+      span.dataset.k = String(w);
       span.textContent = text.slice(start16[w], end16[w]);
       frag.appendChild(span);
       this.spans[w] = span;
@@ -193,7 +190,7 @@ export class CompareView {
       if (this.spans[w].className !== cls) this.spans[w].className = cls;
     }
     this._renderLegend();
-    if (this.active >= 0 && this.active < this.rendered) this._showTip(this.active, this.spans[this.active]);
+    this.tips.refresh();
   }
 
   _renderLegend() {
@@ -216,8 +213,7 @@ export class CompareView {
   }
 
   // ----------------------------------------------------------- tooltip
-  _showTip(w, anchor) {
-    if (!(w >= 0) || !anchor) return;
+  _tipParts(w) {
     const text = this.renderedText;
     const parts = [h("div", { class: "pplw-tt-head" }, h("span", { class: "pplw-tt-token", text: displayToken(text.slice(this.words.start16[w], this.words.end16[w])) }), h("span", { class: "pplw-tt-meta", text: `word ${w + 1} of ${this.words.count}` }))];
     const grid = h("div", { class: "pplc-tt-models" });
@@ -241,32 +237,13 @@ export class CompareView {
       const who = d > 0 ? `${lb} predicted it better` : d < 0 ? `${la} predicted it better` : "equal";
       parts.push(h("div", { class: "pplw-tt-sub pplc-tt-diff", text: `${la} − ${lb} = ${fmtSurprisal(d, this.unit)} (${who})` }));
     }
-    this.tooltip.showParts(anchor, parts);
-  }
-
-  _onKey(ev) {
-    const n = this.words.count;
-    if (!n) return;
-    let w = keyMove(ev.key, this.active, n);
-    if (w === ESCAPE) {
-      this.tooltip.hide();
-      return;
-    }
-    if (w == null) return;
-    ev.preventDefault();
-    w = Math.min(w, this.rendered - 1); // not drawn yet: stay on the last drawn word
-    if (w < 0) return;
-    if (this.active >= 0) this.spans[this.active].classList.remove("pplw-active");
-    this.active = w;
-    const span = this.spans[w];
-    span.classList.add("pplw-active");
-    span.scrollIntoView({ block: "nearest" });
-    this._showTip(w, span);
+    return parts;
   }
 
   destroy() {
+    this.stopTheme();
     this.frame.cancel();
     this.listeners.offAll();
-    this.tooltip.hide();
+    this.tips.destroy();
   }
 }

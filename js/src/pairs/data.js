@@ -36,9 +36,27 @@ export function pieceBin(surprisalNats) {
   return binFor("surprisal", surprisalNats, NaN, NaN, NaN);
 }
 
-/** A number of nats in the unit shown, as text. */
-export function fmtNats(nats, unit) {
-  if (typeof nats !== "number" || !Number.isFinite(nats)) return "—";
-  const v = unit === "bits" ? nats / Math.LN2 : nats;
-  return (v > 0 ? "+" : "") + v.toFixed(2);
+/** What the tooltip shows for piece j of a pair's side ("good" | "bad") (pure). */
+export function pieceDetails(pair, side, j) {
+  const pieces = (pair[side] && pair[side].pieces) || [];
+  const [text, nats] = pieces[j] || ["", null];
+  let total = 0;
+  let scored = 0;
+  for (const [, v] of pieces) {
+    if (typeof v === "number" && Number.isFinite(v)) {
+      total += v;
+      scored += 1;
+    }
+  }
+  return {
+    text,
+    side,
+    index: j,
+    n: pieces.length,
+    nats: typeof nats === "number" ? nats : null,
+    prob: typeof nats === "number" ? Math.exp(-nats) : NaN,
+    sentenceNats: scored ? total : NaN,
+    scored,
+    firstDifference: j === (pair[side] ? pair[side].first : -1),
+  };
 }

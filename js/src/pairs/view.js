@@ -1,23 +1,31 @@
 // The minimal-pairs view: each pair's two sentences one above the other, every token
 // coloured by its surprisal on one scale (colors.js, the single-model view's bins),
 // the delta and the verdict, a mark where the sentences first differ; sortable by
-// delta.  All text goes in through textContent.
+// delta.  The theme, the rich tooltip (hover and keyboard), the unit picker and the
+// number formats are the shared ones.  All text goes in through textContent.
 
 import { h, setText } from "../dom.js";
 import { legendFor, NBINS, palette } from "../colors.js";
+import { displayToken, fmtExact, fmtInt, fmtProb } from "../format.js";
+import { ItemTips } from "../item_tips.js";
 import { ModelListeners } from "../lifecycle.js";
-import { detectTheme, setPaletteVars, setThemeClass } from "../theme.js";
-import { fmtNats, pieceBin, SORTS, sortedOrder } from "./data.js";
+import { followTheme, setPaletteVars } from "../theme.js";
+import { fmtSurprisal, Tooltip } from "../tooltip.js";
+import { asUnit, fmtDelta, unitSelect } from "../units.js";
+import { pieceBin, pieceDetails, SORTS, sortedOrder } from "./data.js";
 
 const CRITERIA = { total: ["delta", "correct"], mean: ["delta_mean", "correct_mean"] };
+const CRITERION_NAMES = { total: "total NLL", mean: "NLL per token" };
 
 export class PairsView {
   constructor(model, el) {
     this.model = model;
     this.el = el;
     this.listeners = new ModelListeners(model);
+    this.items = []; // [{pair, side, j, el}] in the order shown: the tooltip's items
     this._build();
-    this._applyTheme();
+    // the single-model view's scale, light or dark as the page is now (a live switch)
+    this.stopTheme = followTheme(el, this.root, (theme) => setPaletteVars(this.root, palette(theme), "pplw-c", "pplw-f"));
     this._listen();
     this._load();
   }
@@ -26,8 +34,9 @@ export class PairsView {
     this.root = h("div", { class: "pplw-root pplp-root" });
     this.sortPick = h("select", { class: "pplw-input pplp-sort", attrs: { "aria-label": "sort pairs by" } });
     for (const [value, label] of Object.entries(SORTS)) this.sortPick.append(h("option", { text: label, attrs: { value } }));
-    this.criterionPick = h("select", { class: "pplw-input pplp-criterion", attrs: { "aria-label": "criterion" } }, h("option", { text: "total NLL", attrs: { value: "total" } }), h("option", { text: "NLL per token", attrs: { value: "mean" } }));
-    this.unitPick = h("select", { class: "pplw-input pplp-unit", attrs: { "aria-label": "unit" } }, h("option", { text: "bits", attrs: { value: "bits" } }), h("option", { text: "nats", attrs: { value: "nats" } }));
+    this.criterionPick = h("select", { class: "pplw-input pplp-criterion", attrs: { "aria-label": "criterion" } });
+    for (const [value, label] of Object.entries(CRITERION_NAMES)) this.criterionPick.append(h("option", { text: label, attrs: { value } }));
+    this.unitPick = unitSelect("pplp-unit");
     const bar = h(
       "div",
       { class: "pplw-toolbar pplp-toolbar" },
@@ -37,15 +46,18 @@ export class PairsView {
     );
     this.summary = h("div", { class: "pplp-summary", attrs: { "aria-live": "polite" } });
     this.legend = h("div", { class: "pplp-legend" });
-    this.list = h("div", { class: "pplw-scroller pplp-list", attrs: { role: "list", "aria-label": "minimal pairs" } });
+    this.list = h("div", { class: "pplw-scroller pplp-list", attrs: { tabindex: 0, role: "region", "aria-label": "minimal pairs, coloured by surprisal" } });
     this.root.append(bar, this.summary, this.legend, this.list);
+    this.tooltip = new Tooltip(this.root);
+    this.tips = new ItemTips({
+      container: this.list,
+      tooltip: this.tooltip,
+      selector: ".pplp-tok",
+      count: () => this.items.length,
+      item: (k) => (this.items[k] ? this.items[k].el : null),
+      describe: (k) => this._tipParts(this.items[k]),
+    });
     this.el.appendChild(this.root);
-  }
-
-  _applyTheme() {
-    this.theme = detectTheme(this.el);
-    setThemeClass(this.root, this.theme);
-    setPaletteVars(this.root, palette(this.theme), "pplw-c", "pplw-f");
   }
 
   _listen() {
@@ -65,19 +77,28 @@ export class PairsView {
     const m = this.model;
     const pairs = m.get("pairs") || [];
     const sort = m.get("sort") || "input";
-    const criterion = m.get("criterion") || "total";
-    const unit = m.get("unit") || "bits";
+    const criterion = CRITERIA[m.get("criterion")] ? m.get("criterion") : "total";
+    const unit = asUnit(m.get("unit"));
+    Object.assign(this, { unit, criterion });
     this.sortPick.value = sort;
     this.criterionPick.value = criterion;
     this.unitPick.value = unit;
-    const [deltaKey, verdictKey] = CRITERIA[criterion] || CRITERIA.total;
+    const [deltaKey, verdictKey] = CRITERIA[criterion];
     const right = pairs.filter((p) => p[verdictKey]).length;
     const shown = m.get("n_total") || pairs.length;
-    setText(this.summary, `${right} of ${pairs.length} pairs correct (${pairs.length ? ((100 * right) / pairs.length).toFixed(1) : "—"}%, ${criterion === "mean" ? "NLL per token" : "total NLL"}: bad > good)` + (shown > pairs.length ? `; the first ${pairs.length} of ${shown} shown` : ""));
+    const pct = pairs.length ? `${((100 * right) / pairs.length).toFixed(1)}%` : "—";
+    setText(
+      this.summary,
+      `${fmtInt(right)} of ${fmtInt(pairs.length)} pairs correct (${pct}, ${CRITERION_NAMES[criterion]}: bad > good)` +
+        (shown > pairs.length ? `; the first ${fmtInt(pairs.length)} of ${fmtInt(shown)} shown` : "") +
+        ` · Δ = NLL(bad) − NLL(good) in ${unit} (the frame's ${deltaKey} column is in nats)`,
+    );
     this._legend(unit);
+    this.items = [];
     const frag = document.createDocumentFragment();
     for (const i of sortedOrder(pairs, sort, deltaKey)) frag.append(this._pair(pairs[i], deltaKey, verdictKey, unit));
     this.list.replaceChildren(frag);
+    this.tips.redrawn();
   }
 
   _legend(unit) {
@@ -90,32 +111,54 @@ export class PairsView {
 
   _pair(p, deltaKey, verdictKey, unit) {
     const ok = Boolean(p[verdictKey]);
+    const perToken = deltaKey === "delta_mean" ? "/token" : "";
     const head = h(
       "div",
       { class: "pplp-head" },
       h("span", { class: "pplp-row", text: `#${p.row}` }),
       p.label ? h("span", { class: "pplp-label", text: p.label }) : null,
-      h("span", { class: "pplp-delta", text: `Δ ${fmtNats(p[deltaKey], unit)} ${unit}${deltaKey === "delta_mean" ? "/token" : ""}` }),
+      h("span", { class: "pplp-delta", text: `Δ ${fmtDelta(p[deltaKey], unit)} ${unit}${perToken}`, title: `${deltaKey} = ${fmtExact(p[deltaKey])} nats${perToken} (the frame's value)` }),
       h("span", { class: `pplp-verdict ${ok ? "pplp-ok" : "pplp-wrong"}`, text: ok ? "✓ prefers good" : "✗ prefers bad" }),
     );
-    const line = (side, label) =>
-      h("div", { class: `pplp-line pplp-${side}` }, h("span", { class: "pplp-side", text: label }), p.context ? h("span", { class: "pplp-context", text: p.context }) : null, this._sentence(p[side], unit));
-    return h("div", { class: `pplp-pair ${ok ? "pplp-is-ok" : "pplp-is-wrong"}`, attrs: { role: "listitem" } }, head, line("good", "good"), line("bad", "bad"));
+    const line = (side) =>
+      h("div", { class: `pplp-line pplp-${side}` }, h("span", { class: "pplp-side", text: side }), p.context ? h("span", { class: "pplp-context", text: p.context }) : null, this._sentence(p, side));
+    return h("div", { class: `pplp-pair ${ok ? "pplp-is-ok" : "pplp-is-wrong"}`, attrs: { role: "group", "aria-label": `pair ${p.row}` } }, head, line("good"), line("bad"));
   }
 
-  _sentence(s, unit) {
+  _sentence(p, side) {
+    const s = p[side] || {};
     const el = h("span", { class: "pplp-text" });
-    (s.pieces || []).forEach(([text, nats], k) => {
+    (s.pieces || []).forEach(([text, nats], j) => {
       const bin = pieceBin(nats);
-      const cls = bin < 0 ? "pplp-plain" : `pplw-tok pplw-c${bin}`;
-      const title = nats == null ? "not scored" : `${fmtNats(nats, unit).replace("+", "")} ${unit}`;
-      const span = h("span", { class: cls + (k === s.first ? " pplp-first" : ""), text, title });
+      const cls = `pplp-tok ${bin < 0 ? "pplp-plain" : `pplw-tok pplw-c${bin}`}${j === s.first ? " pplp-first" : ""}`;
+      const span = h("span", { class: cls, text });
+      span.dataset.k = String(this.items.length);
+      this.items.push({ pair: p, side, j, el: span });
       el.append(span);
     });
     return el;
   }
 
+  /** The rich tooltip of one token: its surprisal and probability, its sentence, the pair. */
+  _tipParts({ pair, side, j }) {
+    const d = pieceDetails(pair, side, j);
+    const unit = this.unit;
+    const row = (k, v, strong) => [h("span", { class: "pplw-tt-k", text: k }), h("span", { class: strong ? "pplw-tt-v pplw-strong" : "pplw-tt-v", text: v })];
+    const rows = d.nats == null ? row("surprisal", "not scored", true) : [...row("surprisal", fmtSurprisal(d.nats, unit), true), ...row("probability", fmtProb(d.prob))];
+    rows.push(...row(`${side} sentence`, `${fmtSurprisal(d.sentenceNats, unit)} (${fmtInt(d.scored)} scored)`));
+    if (d.firstDifference) rows.push(...row("first difference", "here"));
+    const [deltaKey] = CRITERIA[this.criterion];
+    const perToken = deltaKey === "delta_mean" ? "/token" : "";
+    return [
+      h("div", { class: "pplw-tt-head" }, h("span", { class: "pplw-tt-token", text: displayToken(d.text) }), h("span", { class: "pplw-tt-meta", text: `token ${fmtInt(d.index + 1)} of ${fmtInt(d.n)} · ${side}` })),
+      h("div", { class: "pplw-tt-grid" }, ...rows),
+      h("div", { class: "pplw-tt-sub", text: `pair #${pair.row}: Δ ${fmtDelta(pair[deltaKey], unit)} ${unit}${perToken} · ${pair[CRITERIA[this.criterion][1]] ? "prefers good" : "prefers bad"}` }),
+    ];
+  }
+
   destroy() {
+    this.stopTheme();
+    this.tips.destroy();
     this.listeners.offAll();
   }
 }
