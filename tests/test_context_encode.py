@@ -72,6 +72,7 @@ def test_the_chat_prepared_reads_no_second_bos_and_scores_the_end_of_turn(chat_t
     assert prep.first_target == len(ctx.context_ids)
     assert prep.target_is_eos.tolist() == [False] * len(ctx.ids) + [True]
     assert prep.unscored_ids.size == 0 and prep.n_context_tokens == len(ctx.context_ids)
+    assert prep.context_bos  # the template's own BOS, in the count once
 
 
 @pytest.mark.parametrize("prefix", ["bos", None])
@@ -82,6 +83,9 @@ def test_a_string_context_sits_between_the_prefix_and_the_text(tiny_llama, prefi
     read = _ids(tok, "The quick brown")
     assert prep.sequence[:len(head) + len(read)].tolist() == head + read
     assert prep.first_target == len(head) + len(read)
+    # one count of the context: everything read before the first target, BOS said
+    assert prep.context_settings() == {"context_tokens": prep.first_target,
+                                       "context_bos": bool(prefix)}
     assert len(prep.target_ids) == len(prep.target_offsets) == len(prep.sequence) - \
         prep.first_target
     # every character of the continuation belongs to one scored token: no unscored start

@@ -91,8 +91,11 @@ def test_a_continuation_given_a_string_context(tiny_lm, f64, context, max_length
     assert m["total_nll"] == pytest.approx(want.sum(), abs=1e-3)
     assert m["n_words"] == len(TEXT.split()) and m["n_chars"] == len(res.text)
     assert res.context + res.text == context + TEXT
-    assert res.settings["context_tokens"] == first - 1
-    assert "given a context of" in res.conventions()
+    # one count: what the first scored token was predicted from, when it all fits
+    assert res.settings["context_tokens"] == first and res.settings["context_bos"] is True
+    if first <= max_length:
+        assert res.context_length[0] == res.settings["context_tokens"]
+    assert f"given a context of {first} tokens (BOS included)" in res.conventions()
 
 
 def test_the_whole_sequence_in_one_forward_agrees(tiny_gpt2, f64):
@@ -126,6 +129,8 @@ def test_a_chat_is_read_through_its_template_and_its_end_of_turn_scored(tiny_gpt
     np.testing.assert_allclose(res.surprisal, want, atol=3e-5, rtol=0)
     assert res.context == chat and res.text == "It jumps over the dog."
     assert res.settings["context_tokens"] == len(ctx) and res.is_eos[-1]
+    assert res.settings["context_bos"] is True  # the template's own BOS, counted once
+    assert res.context_length[0] == len(ctx)
 
 
 @pytest.mark.parametrize(("max_length", "stride"), [(16, 8), (16, 16), (9, 3), (2, 1)])

@@ -30,7 +30,8 @@ class ScoreResult:
     ``surprisal`` (nats), ``entropy`` (nats), ``rank``, ``context_length``,
     ``topk_ids``/``topk_probs``, ``units`` (words, chars, bytes attributed to
     each token) and ``is_eos``.  ``context``: what the model read before ``text``
-    (read, not scored; ``settings["context_tokens"]`` counts its tokens).
+    (read, not scored; ``settings["context_tokens"]`` counts the tokens read before the
+    first scored one, ``settings["context_bos"]`` says whether a BOS is among them).
     ``probability`` and ``surprisal_bits`` are derived.  ``vocab`` maps every
     token id in the result (targets and alternatives) to its decoded text.
     """
@@ -233,7 +234,7 @@ class ScoreResult:
                  f"{len(self.unscored_token_ids)} first token(s) unscored (no prefix)")
         eos = "EOS scored (+1 unit in every denominator)" if self.is_eos.any() else "no EOS"
         given = (f" · given a context of {s.get('context_tokens')} tokens"
-                 if self.context is not None else "")
+                 f"{context_bos_note(s)}" if self.context is not None else "")
         every = " · prefix token in every window" if s.get("prefix_every_window") else ""
         return (f"{s.get('model', '?')} · max_length {s.get('max_length')} · "
                 f"stride {s.get('stride')} · {first}{every} · {eos}{given}")
@@ -318,3 +319,9 @@ class ScoreResult:
                 f"token_ppl={m['token_ppl']:.4g}, word_ppl={m['word_ppl']:.4g}, "
                 f"bits_per_byte={m['bits_per_byte']:.4g}>")
 
+
+def context_bos_note(settings: dict[str, Any]) -> str:
+    """" (BOS included)" / " (no BOS)" after a context's token count; "" where the
+    settings do not say (results saved before they did)."""
+    bos = settings.get("context_bos")
+    return "" if bos is None else " (BOS included)" if bos else " (no BOS)"

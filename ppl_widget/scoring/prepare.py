@@ -56,7 +56,17 @@ class Prepared:
     first_target: int = 1
     #: the context as read (``scoring/context.py``), None without one
     context: Any = None
+    #: tokens read before the first scored one (== first_target): the prefix token, a
+    #: chat template's own BOS and the context's tokens; ``context_bos``: a BOS among them
     n_context_tokens: int = 0
+    context_bos: bool = False
+
+    def context_settings(self) -> dict[str, Any]:
+        """The one count of a context, as results carry it in ``settings``: every view
+        shows this number and says whether the BOS is in it."""
+        if self.context is None:
+            return {"context_tokens": 0}
+        return {"context_tokens": self.n_context_tokens, "context_bos": self.context_bos}
 
 
 def prepare(text: str, lm: Any, *, prefix: str | None = "bos", add_eos: bool = False,
@@ -223,7 +233,9 @@ def _prepare_in_context(text: str, tok: Any, context: Context, head: list[int],
     prep = _lay_out(pair.text, tok, pair.ids, pair.offsets, head, add_eos, words,
                     read=pair.context_ids, eos_id=eos)
     prep.context = pair.context
-    prep.n_context_tokens = len(pair.context_ids)
+    # the same count a token's context_length gives the first scored token
+    prep.n_context_tokens = len(head) + len(pair.context_ids)
+    prep.context_bos = bool(head) or pair.starts_with_bos
     if pair.starts_with_bos:
         prep.prefix_token = tok.convert_ids_to_tokens(int(pair.context_ids[0]))
     return prep

@@ -119,7 +119,7 @@ def stream(text: str, lm: Any = None, *, max_length: int | None = None, stride: 
                            first_target=prep.first_target,
                            prefix_every_window=prefix_every_window)
     settings.update(prefix_token=prep.prefix_token, n_windows=len(windows),
-                    context_tokens=prep.n_context_tokens)
+                    **prep.context_settings())
     kept = None
     if reuse is not None and context is None and not prefix_every_window:
         from .incremental import plan_reuse

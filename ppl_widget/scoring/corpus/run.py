@@ -332,7 +332,7 @@ class CorpusRun:
             "top_k": self.top_k, "device": str(self.lm.device),
             "dtype": self.settings["dtype"], "words": self.settings["words"],
             "n_windows": len(windows), "batch_size": self.batch_size,
-            "context_tokens": prep.n_context_tokens,
+            **prep.context_settings(),
         }
         return ScoreResult.from_parts(
             prep.text, parts, self.top_k, vocab={t: self.vocab_cache[t] for t in ids},
