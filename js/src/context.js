@@ -2,6 +2,46 @@
 // A string as it was read; a chat as its turns (role, then content). Text only: every
 // piece goes in through textContent, never as markup.
 import { h, setText } from "./dom.js";
+import { fmtInt } from "./format.js";
+
+/** "13 tokens, BOS included" / "12 tokens, no BOS" / "12 tokens" (bos unknown: null). */
+export function tokenCount(n, bos = null) {
+  const base = `${fmtInt(n)} token${n === 1 ? "" : "s"}`;
+  return bos == null ? base : `${base}, ${bos ? "BOS included" : "no BOS"}`;
+}
+
+/**
+ * The one count of a context: the tokens read before the first scored one (the kernel's
+ * settings.context_tokens; context_bos says whether a BOS is among them, absent in results
+ * saved before it did: then null).  null without a context.
+ */
+export function contextCount(settings) {
+  if (!settings || settings.context == null || settings.context_tokens == null) return null;
+  const bos = typeof settings.context_bos === "boolean" ? settings.context_bos : null;
+  return { n: settings.context_tokens, bos, label: tokenCount(settings.context_tokens, bos) };
+}
+
+/**
+ * Whether token i's context (contextLength positions, store.context_length) holds the
+ * BOS: a window with the BOS in every window, or one reaching back to the sequence's
+ * start.  null where the settings do not tell.
+ */
+export function bosInWindow(settings, i, contextLength) {
+  if (!settings || !(contextLength >= 0)) return null;
+  let bos;
+  let before; // tokens before the first scored one
+  if (settings.context != null) {
+    if (typeof settings.context_bos !== "boolean" || settings.context_tokens == null) return null;
+    bos = settings.context_bos;
+    before = settings.context_tokens;
+  } else {
+    if (!("prefix" in settings)) return null;
+    bos = settings.prefix === "bos";
+    before = bos ? 1 : (settings.n_unscored ?? 0);
+  }
+  if (!bos) return false;
+  return settings.prefix_every_window === true || contextLength === before + i;
+}
 
 export class ContextView {
   constructor() {
@@ -21,8 +61,8 @@ export class ContextView {
       return;
     }
     const label = h("div", { class: "pplw-context-label" });
-    const n = settings.context_tokens;
-    setText(label, `context${n != null ? ` · ${n} tokens` : ""} · read, not scored`);
+    const count = contextCount(settings);
+    setText(label, `context${count ? ` · ${count.label}` : ""} · read, not scored`);
     const body = typeof ctx === "string" ? [this._text(ctx)] : Array.isArray(ctx) ? ctx.map((m) => this._turn(m)) : [];
     this.el.replaceChildren(label, ...body);
   }

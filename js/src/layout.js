@@ -4,6 +4,7 @@
 import { ContextView } from "./context.js";
 import { TextEditor } from "./editor.js";
 import { h } from "./dom.js";
+import { stackWhenShort } from "./fit.js";
 import { MetricsPanel, SelectionPanel, SettingsPanel } from "./panel.js";
 import { ProgressRow, Toolbar } from "./toolbar.js";
 import { Tooltip } from "./tooltip.js";
@@ -34,12 +35,14 @@ export function buildLayout(el, id, on) {
   const panel = h("aside", { class: "pplw-panel" }, metrics.el, selPanel.el, settings.el);
   // what the model read first (not scored): uncoloured, before the text
   const contextView = new ContextView();
-  const main = h("div", { class: "pplw-main" }, h("div", { class: "pplw-textcol" }, contextView.el, scroller), panel);
+  const textcol = h("div", { class: "pplw-textcol" }, contextView.el, scroller);
+  const main = h("div", { class: "pplw-main" }, textcol, panel);
   // editable mode: the text box sets the text trait; the kernel re-scores what changed
   const editor = new TextEditor(on.text);
   root.append(toolbar.el, editor.el, progress.el, error, main);
   const tooltip = new Tooltip(root);
   tooltip.el.id = `pplw-tt-${id}`;
   el.appendChild(root);
-  return { root, toolbar, progress, errorBox: error, content, scroller, metrics, selPanel, settings, editor, tooltip, contextView };
+  const stopFit = stackWhenShort(root, textcol); // a short text: the panel goes under it
+  return { stopFit, root, toolbar, progress, errorBox: error, content, scroller, metrics, selPanel, settings, editor, tooltip, contextView };
 }

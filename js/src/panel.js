@@ -1,5 +1,6 @@
 // Side panel: metrics, selection metrics, settings and re-score controls.
 
+import { contextCount } from "./context.js";
 import { h, setText } from "./dom.js";
 import { fmtExact, fmtInt, fmtMetric } from "./format.js";
 
@@ -102,9 +103,9 @@ export class MetricsPanel {
 
   /** "given a context of N tokens" when the text was scored as a continuation. */
   setContext(settings) {
-    const n = settings && settings.context != null ? settings.context_tokens : null;
-    this.given.hidden = n == null;
-    setText(this.given, n == null ? "" : `given a context of ${n} token${n === 1 ? "" : "s"}`);
+    const count = contextCount(settings);
+    this.given.hidden = count == null;
+    setText(this.given, count == null ? "" : `given a context of ${count.label}`);
   }
 
   /**
@@ -200,7 +201,7 @@ export function describeSettings(st) {
   }
   if ("prefix" in st) add("prefix", st.prefix == null ? "none" : st.prefix);
   if (st.prefix_every_window) add("BOS", "in every window");
-  if (st.context != null) add("context", `${st.context_tokens ?? "?"} tokens, read, not scored`);
+  if (st.context != null) add("context", `${contextCount(st)?.label ?? "? tokens"}, read, not scored`);
   if ("add_eos" in st || "eos_scored" in st) {
     out.push(["EOS", st.eos_scored ? "scored" : st.add_eos ? "added, not scored" : "not added"]);
   }

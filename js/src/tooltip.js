@@ -1,5 +1,6 @@
 // Token tooltip: what the model thought of one token.
 
+import { bosInWindow, tokenCount } from "./context.js";
 import { h } from "./dom.js";
 import { displayToken, fmtFixed, fmtInt, fmtProb } from "./format.js";
 import { inUnit } from "./levels.js";
@@ -49,7 +50,7 @@ export function fmtSurprisal(nats, unit) {
  * Everything the tooltip shows for token i (pure).
  * `text` is the widget text (offsets index it).
  */
-export function tokenDetails(store, i, text) {
+export function tokenDetails(store, i, text, settings = null) {
   const s16 = store.start16[i];
   const e16 = store.end16[i];
   const id = store.token_ids[i];
@@ -77,6 +78,7 @@ export function tokenDetails(store, i, text) {
     rank: store.rank[i],
     entropyBits: store.entropy[i] / LN2,
     context: store.context_length[i],
+    contextBos: bosInWindow(settings, i, store.context_length[i]), // the header's rule
     gainNats: store.context_gain ? store.context_gain[i] : NaN,
     alts,
     targetInAlts: alts.some((a) => a.isTarget),
@@ -157,7 +159,7 @@ export class Tooltip {
       ...row("probability", fmtProb(d.prob)),
       ...row("rank", d.rank >= 1 ? fmtInt(d.rank) : "—"),
       ...row("entropy", fmtSurprisal(d.entropyBits * LN2, unit)),
-      ...row("context", `${fmtInt(d.context)} ${d.context === 1 ? "token" : "tokens"}`),
+      ...row("context", tokenCount(d.context, d.contextBos ?? null)),
       ...(d.gainNats === d.gainNats && d.gainNats != null ? row("context gain", fmtSurprisal(d.gainNats, unit)) : []),
     );
     const parts = [head, grid];

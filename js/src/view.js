@@ -163,6 +163,7 @@ export class PplView {
     this.selectionTracker.destroy();
     this.tips.destroy();
     this.stopThemeWatch();
+    this.stopFit();
     this.frame.cancel();
     this.textView.destroy();
     this.root.remove();
@@ -252,7 +253,7 @@ export class PplView {
       const corrected = this.opts.level === "word" ? this.store.wordCorrected : null;
       return { details: unitDetails(this.store, st, u, this.textView.text, corrected), opts, stats: st, u };
     }
-    return { details: tokenDetails(this.store, i, this.textView.text), opts, stats: null, u: -1 };
+    return { details: tokenDetails(this.store, i, this.textView.text, this.model.get(TRAIT_SETTINGS)), opts, stats: null, u: -1 };
   }
 
   /** Colour bin of token i at the current level and mode. */

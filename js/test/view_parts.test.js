@@ -51,3 +51,12 @@ test("ViewOptions: a trait the kernel lacks is not created", () => {
   assert.equal(o.bow, true);
   assert.deepEqual(m.saved, []);
 });
+
+test("fit: the panel goes under a text column shorter than SHORT_TEXT_PX, not under a long one", async () => {
+  const { isShort, SHORT_TEXT_PX } = await import("../src/fit.js");
+  assert.equal(isShort(60), true);
+  assert.equal(isShort(SHORT_TEXT_PX - 1), true);
+  assert.equal(isShort(SHORT_TEXT_PX), false);
+  assert.equal(isShort(500), false);
+  assert.equal(isShort(0), false); // not laid out yet (a hidden output): leave it
+});
