@@ -1,5 +1,6 @@
 // The host page's theme (light / dark) and the colour variables a view sets from it.
-// Both views (the widget and the comparison) read the theme and set their palettes here.
+// Every view (the widget, the pairs, the comparison) reads the theme and sets its palette
+// here, and follows a live switch (followTheme).
 
 import { rgbCss } from "./colors.js";
 

@@ -28,7 +28,7 @@ import { TextView } from "./render.js";
 import { SelectionTracker } from "./selection.js";
 import { TokenStore } from "./store.js";
 import { StreamHandler } from "./stream.js";
-import { detectTheme, setPaletteVars, setThemeClass, watchTheme } from "./theme.js";
+import { followTheme, setPaletteVars } from "./theme.js";
 import { TokenTips } from "./token_tips.js";
 import { applyWindowSettings, showWindowSettings, ViewOptions } from "./view_options.js";
 import { tokenDetails, unitDetails } from "./tooltip.js";
@@ -50,7 +50,11 @@ export class PplView {
     this.stats = { word: new UnitStats(this.store, "word"), sentence: new UnitStats(this.store, "sentence") };
 
     this._build();
-    this._applyTheme();
+    // light or dark as the page is now, and again at each switch (the views' shared rule)
+    this.stopThemeWatch = followTheme(el, this.root, (theme) => {
+      this.theme = theme;
+      this._applyPalette();
+    });
     this._listen();
     this._syncEditor();
     showWindowSettings(this.model, this.settings);
@@ -115,14 +119,6 @@ export class PplView {
     return this.selectionTracker.selection;
   }
 
-  _applyTheme() {
-    const theme = detectTheme(this.el);
-    if (theme === this.theme) return;
-    this.theme = theme;
-    this._applyPalette();
-    setThemeClass(this.root, theme);
-  }
-
   /** The bins' colours for the theme and the mode in effect (context gain diverges). */
   _applyPalette() {
     const mode = this._effectiveMode();
@@ -148,7 +144,6 @@ export class PplView {
     });
     for (const t of [TRAIT_MAX_LENGTH, TRAIT_STRIDE, TRAIT_PREFIX, TRAIT_PREFIX_EVERY_WINDOW]) on(`change:${t}`, () => showWindowSettings(this.model, this.settings));
     this.opts.listen(on);
-    this.stopThemeWatch = watchTheme(document, () => this._applyTheme());
   }
 
   _syncEditor() {

@@ -114,8 +114,16 @@ def test_context_is_shown_uncoloured_before_the_continuation(lab, page):
         # the metrics panel names the context's length, as the kernel counted it
         n = d["settings"]["context_tokens"]
         assert isinstance(n, int) and n > 0
-        given = root.locator(".pplw-given")
-        assert given.inner_text() == f"given a context of {n} token{'s' if n != 1 else ''}", key
+        # one count everywhere, the BOS said: the header, the panel, the first token's tooltip
+        count = f"{n} token{'s' if n != 1 else ''}, BOS included"
+        assert root.locator(".pplw-given").inner_text() == f"given a context of {count}", key
+        assert count in root.locator(".pplw-context-label").inner_text(), key
+        if n < 16:  # the first token's window holds the whole context (max_length >= 16)
+            root.locator(".pplw-tok").first.hover()
+            tip = root.locator(".pplw-tooltip")
+            tip.wait_for(state="visible")
+            assert count in tip.inner_text(), (key, tip.inner_text())
+            page.mouse.move(0, 0)
 
     # the string context reads as given (its trailing space moved to the continuation)
     s = page.locator(_nth(0))

@@ -46,11 +46,23 @@ def test_pairs_view_offline(offline, tiny_gpt2, tmp_path):  # noqa: F811
     # delta and verdict as the frame has them
     heads = root.locator(".pplp-head").all_inner_texts()
     for head, (_, row) in zip(heads, scored.iterrows(), strict=True):
-        assert f"{row['delta'] / 0.6931471805599453:+.2f} bits" in head
+        shown = f"{row['delta'] / 0.6931471805599453:+.2f}".replace("-", "\u2212")  # true minus
+        assert f"{shown} bits" in head
         assert ("prefers good" in head) == bool(row["correct"])
     # the first difference: the marked token of "These"/"This" holds character 2
     first = root.locator(".pplp-pair").nth(1).locator(".pplp-good .pplp-first")
     assert first.count() == 1 and "These".startswith(first.inner_text().strip()[:2])
+
+    # the rich tooltip in the page too (no kernel): hover, then the keyboard
+    root.locator(".pplp-tok").nth(2).hover()
+    tip = root.locator(".pplw-tooltip")
+    tip.wait_for(state="visible")
+    assert "token 3 of" in tip.inner_text() and "surprisal" in tip.inner_text()
+    offline.mouse.move(0, 0)
+    root.locator(".pplp-list").focus()
+    offline.keyboard.press("End")
+    assert "· bad" in tip.inner_text()  # the last token of the last pair's bad sentence
+    root.screenshot(path=str(ARTIFACTS / "pairs-view-tooltip.png"))
 
     # sorted by delta, largest first
     root.locator(".pplp-sort").select_option("delta_desc")
