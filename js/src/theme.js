@@ -34,11 +34,19 @@ export function setPaletteVars(root, pal, bgVar, fgVar) {
   }
 }
 
-/** Call onChange when JupyterLab switches theme (its body flags change); returns a stop function. */
+/** Call onChange when JupyterLab switches theme (its body flags change) or, on an exported
+ * page, the OS does (the page's background follows prefers-color-scheme); returns a stop
+ * function. */
 export function watchTheme(doc, onChange) {
   const obs = new MutationObserver(onChange);
   obs.observe(doc.body, { attributes: true, attributeFilter: ["data-jp-theme-light", "class"] });
-  return () => obs.disconnect();
+  const win = doc.defaultView;
+  const media = win && win.matchMedia ? win.matchMedia("(prefers-color-scheme: dark)") : null;
+  if (media && media.addEventListener) media.addEventListener("change", onChange);
+  return () => {
+    obs.disconnect();
+    if (media && media.removeEventListener) media.removeEventListener("change", onChange);
+  };
 }
 
 /**

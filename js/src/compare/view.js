@@ -5,7 +5,7 @@
 
 import { h, setText, show } from "../dom.js";
 import { ContextView } from "../context.js";
-import { displayToken } from "../format.js";
+import { displayToken, fmtInt } from "../format.js";
 import { fmtSurprisal, Tooltip } from "../tooltip.js";
 import { errorBox } from "../layout.js";
 import { FrameScheduler, ModelListeners, nextFrame } from "../lifecycle.js";
@@ -215,7 +215,7 @@ export class CompareView {
   // ----------------------------------------------------------- tooltip
   _tipParts(w) {
     const text = this.renderedText;
-    const parts = [h("div", { class: "pplw-tt-head" }, h("span", { class: "pplw-tt-token", text: displayToken(text.slice(this.words.start16[w], this.words.end16[w])) }), h("span", { class: "pplw-tt-meta", text: `word ${w + 1} of ${this.words.count}` }))];
+    const parts = [h("div", { class: "pplw-tt-head" }, h("span", { class: "pplw-tt-token", text: displayToken(text.slice(this.words.start16[w], this.words.end16[w])) }), h("span", { class: "pplw-tt-meta", text: `word ${fmtInt(w + 1)} of ${fmtInt(this.words.count)}` }))];
     const grid = h("div", { class: "pplc-tt-models" });
     this.models.forEach((md, k) => {
       const sums = this.sums[k];
