@@ -117,7 +117,7 @@ def test_context_is_shown_uncoloured_before_the_continuation(lab, page):
         # one count everywhere, the BOS said: the header, the panel, the first token's tooltip
         count = f"{n} token{'s' if n != 1 else ''}, BOS included"
         assert root.locator(".pplw-given").inner_text() == f"given a context of {count}", key
-        assert count in root.locator(".pplw-context-label").inner_text(), key
+        assert count in root.locator(".pplw-context-label").text_content(), key
         if n < 16:  # the first token's window holds the whole context (max_length >= 16)
             root.locator(".pplw-tok").first.hover()
             tip = root.locator(".pplw-tooltip")

@@ -64,6 +64,16 @@ def test_pairs_view_offline(offline, tiny_gpt2, tmp_path):  # noqa: F811
     assert "· bad" in tip.inner_text()  # the last token of the last pair's bad sentence
     root.screenshot(path=str(ARTIFACTS / "pairs-view-tooltip.png"))
 
+    # the exported page follows the OS theme when it switches, after the view is drawn
+    offline.emulate_media(color_scheme="dark")
+    offline.wait_for_function(
+        "() => document.querySelector('.pplp-root').classList.contains('pplw-dark')")
+    dark = root.locator(".pplw-tok").evaluate_all(
+        "els => els.map(e => getComputedStyle(e).backgroundColor)")
+    assert dark != colours
+    root.screenshot(path=str(ARTIFACTS / "pairs-view-dark.png"))
+    offline.emulate_media(color_scheme="light")
+
     # sorted by delta, largest first
     root.locator(".pplp-sort").select_option("delta_desc")
     order = [int(t.lstrip("#")) for t in root.locator(".pplp-row").all_inner_texts()]
