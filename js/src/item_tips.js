@@ -52,8 +52,11 @@ export class ItemTips {
         if (itemIndexOf(ev.relatedTarget, selector) < 0 && this.hovered < 0) this.hide();
       },
       keydown: (ev) => this._onKey(ev, at(ev)),
+      scroll: () => this._onScroll(),
     };
-    for (const [name, fn] of Object.entries(this.handlers)) container.addEventListener(name, fn);
+    for (const [name, fn] of Object.entries(this.handlers)) {
+      container.addEventListener(name, fn, name === "scroll" ? { passive: true } : undefined);
+    }
   }
 
   /** Show item k's tooltip (focused: it also takes the tab order). */
@@ -115,6 +118,22 @@ export class ItemTips {
     let j = to;
     while (j > 0 && !this.item(j)) j--;
     this.focusItem(j);
+  }
+
+  // The items moved under the tooltip: a focused item still in view keeps it (placed
+  // again), a hovered one's goes (as the single view's TokenTips does).
+  _onScroll() {
+    if (this.shown < 0) return;
+    const el = this.item(this.shown);
+    if (this.hovered < 0 && el && el === this.container.ownerDocument.activeElement) {
+      const r = el.getBoundingClientRect();
+      const v = this.container.getBoundingClientRect();
+      if (r.bottom > v.top && r.top < v.bottom) {
+        this.show(this.shown);
+        return;
+      }
+    }
+    this.hide();
   }
 
   _setActive(k, el) {

@@ -27,13 +27,16 @@ class FakeEl {
     doc.activeElement = this;
   }
   scrollIntoView() {}
+  getBoundingClientRect() {
+    return this.rect || { top: 10, bottom: 20 };
+  }
 }
 const doc = { activeElement: null };
 
 function setup(n = 4) {
   const items = Array.from({ length: n }, (_, k) => new FakeEl(k));
   const handlers = {};
-  const container = { ownerDocument: doc, addEventListener: (name, fn) => (handlers[name] = fn), removeEventListener: (name) => delete handlers[name], contains: (el) => items.includes(el) };
+  const container = { ownerDocument: doc, getBoundingClientRect: () => ({ top: 0, bottom: 100 }), addEventListener: (name, fn) => (handlers[name] = fn), removeEventListener: (name) => delete handlers[name], contains: (el) => items.includes(el) };
   const shown = [];
   const tooltip = { el: { id: "" }, showParts: (anchor, parts) => shown.push([anchor, parts]), hide: () => shown.push(null) };
   const tips = new ItemTips({ container, tooltip, selector: ".it", count: () => items.length, item: (k) => items[k] || null, describe: (k) => [`item ${k}`] });
@@ -93,4 +96,21 @@ test("an item not drawn yet: the keys stop at the last drawn one; a redraw clamp
   tips.redrawn();
   assert.equal(tips.active, 1);
   assert.equal(items[1].tabIndex, 0);
+});
+
+test("scrolling: a hovered item's tooltip goes, a focused one in view stays, out of view goes", () => {
+  doc.activeElement = null;
+  const { items, handlers, shown, key } = setup();
+  handlers.mouseover({ target: items[1] });
+  handlers.scroll();
+  assert.equal(shown.at(-1), null);
+  handlers.mouseleave();
+  key("ArrowRight");
+  const before = shown.length;
+  handlers.scroll();
+  assert.deepEqual(shown.at(-1), [items[0], ["item 0"]]);
+  assert.equal(shown.length, before + 1, "placed again");
+  items[0].rect = { top: 200, bottom: 210 };
+  handlers.scroll();
+  assert.equal(shown.at(-1), null);
 });
