@@ -10,6 +10,7 @@ import sys
 from typing import TextIO
 
 from ..core.metrics import METRIC_KEYS
+from ..core.validation import check_text
 from .load_bar import load_with_bar
 from .options import add_score_options, check_counts
 
@@ -111,6 +112,8 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
     check_counts(args)
     text = _read_text(args.file, args.encoding)
+    check_text(text, args.add_eos, name="standard input" if args.file == "-" else args.file,
+               eos_option="--add-eos")  # before the model loads
     context = read_context(args)
     lm = load_with_bar(args, err)
     last = None
