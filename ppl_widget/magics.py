@@ -16,7 +16,6 @@ first scores something.  Bad options are one-line ``UsageError``s shown in the c
 from __future__ import annotations
 
 import os
-import sys
 from typing import Any
 
 from IPython.core.error import UsageError
@@ -202,10 +201,10 @@ class PplMagics(Magics):
         cfg = self.config_values
         cache_key = (key, cfg["device"], cfg["dtype"])
         if cache_key not in self._models:
-            from .cli.load_bar import LoadBar
+            from .scoring.load_progress import FirstLoadLine
             from .scoring.models import ModelLoadError, as_loaded, load_model
 
-            bar = LoadBar(sys.stderr)  # a first-time preparation: one line under the cell
+            bar = FirstLoadLine()  # a first-time preparation: one line under the cell
             try:
                 if spec is None and cfg["device"] == cfg["dtype"] == "auto":
                     lm = as_loaded(None, progress=bar)  # the scorer's process-wide default
