@@ -6,6 +6,7 @@ when something that needs them is used.
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 from .core.metrics import convert_perplexity, unigram_normalized_perplexity
@@ -59,6 +60,20 @@ provide("result_to_html", "ppl_widget.views.export:result_to_html")  # ScoreResu
 provide("comparison_chart", "ppl_widget.views.charts:comparison")  # Comparison.chart
 # Comparison.widget (and through the widget, Comparison.to_html)
 provide("comparison_widget", "ppl_widget.views.compare_widget:ComparisonWidget.from_comparison")
+
+
+def _altair_charts_offline_in_ipython() -> None:
+    """In an IPython kernel every Altair chart, the user's own too, is drawn with no
+    network (views/chart_renderer.py); outside IPython nothing is imported."""
+    ipython = sys.modules.get("IPython")
+    shell = ipython.get_ipython() if ipython is not None else None
+    if shell is not None and hasattr(shell, "display_formatter"):
+        from .views.chart_renderer import draw_altair_charts_offline
+
+        draw_altair_charts_offline(shell)
+
+
+_altair_charts_offline_in_ipython()
 
 
 def load_ipython_extension(ipython: Any) -> None:

@@ -16,14 +16,13 @@ first scores something.  Bad options are one-line ``UsageError``s shown in the c
 from __future__ import annotations
 
 import os
-import sys
 from typing import Any
 
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics, cell_magic, line_magic, magics_class
 from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
 
-from .core.validation import check_top_k
+from .core.validation import check_text, check_top_k
 from .core.windows import check_window_settings
 
 #: Settings of %ppl_config, with their defaults.
@@ -105,7 +104,7 @@ class PplMagics(Magics):
     def surprisal_cell(self, line: str, cell: str) -> Any:
         """Score the cell body with a causal LM and show it coloured by surprisal."""
         args = parse_argstring(self.surprisal_cell, line)
-        return self._widget(cell, args)
+        return self._widget(cell, args, "the cell")
 
     @magic_arguments(name="surprisal")
     @argument("source", nargs="+",
@@ -115,7 +114,8 @@ class PplMagics(Magics):
     def surprisal_line(self, line: str) -> Any:
         """Score a string (a variable or expression) or a text file in the widget."""
         args = parse_argstring(self.surprisal_line, line)
-        return self._widget(self._text_of(" ".join(args.source)), args)
+        source = " ".join(args.source)
+        return self._widget(self._text_of(source), args, repr(source))
 
     def _text_of(self, source: str) -> str:
         path = os.path.expanduser(source)
@@ -135,8 +135,14 @@ class PplMagics(Magics):
                              "string, a variable holding one, or the path of a text file")
         return value
 
-    def _widget(self, text: str, args: Any) -> Any:
+    def _widget(self, text: str, args: Any, name: str) -> Any:
+        """The widget for ``text``; ``name`` says where the text came from (errors name it)."""
         cfg = self.config_values
+        add_eos = bool(args.add_eos or cfg["add_eos"])
+        try:
+            check_text(text, add_eos, name=name, eos_option="--add-eos")
+        except ValueError as exc:  # before any model loads
+            raise UsageError(str(exc)) from None
         max_length = args.max_length if args.max_length is not None else cfg["max_length"]
         stride = args.stride if args.stride is not None else cfg["stride"]
         top_k = args.top_k if args.top_k is not None else cfg["top_k"]
@@ -151,7 +157,7 @@ class PplMagics(Magics):
             widget = PerplexityWidget(
                 text, model, max_length=max_length, stride=stride,
                 prefix=None if args.no_prefix or cfg["prefix"] == "none" else "bos",
-                add_eos=bool(args.add_eos or cfg["add_eos"]), top_k=top_k, context=context,
+                add_eos=add_eos, top_k=top_k, context=context,
                 prefix_every_window=args.prefix_every_window)
         except (ValueError, TypeError) as exc:
             raise UsageError(str(exc)) from None
@@ -195,10 +201,10 @@ class PplMagics(Magics):
         cfg = self.config_values
         cache_key = (key, cfg["device"], cfg["dtype"])
         if cache_key not in self._models:
-            from .cli.load_bar import LoadBar
+            from .scoring.load_progress import FirstLoadLine
             from .scoring.models import ModelLoadError, as_loaded, load_model
 
-            bar = LoadBar(sys.stderr)  # a first-time preparation: one line under the cell
+            bar = FirstLoadLine()  # a first-time preparation: one line under the cell
             try:
                 if spec is None and cfg["device"] == cfg["dtype"] == "auto":
                     lm = as_loaded(None, progress=bar)  # the scorer's process-wide default

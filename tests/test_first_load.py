@@ -144,3 +144,37 @@ def test_the_widget_shows_the_first_load(monkeypatch, sent, tiny_gpt2):
     assert [(c["message"], c["fraction"]) for c in loading] == [
         (FIRST_LOAD_NOTE, 0.0), (FIRST_LOAD_NOTE, 0.4), (FIRST_LOAD_NOTE, 1.0)]
     assert {c["run_id"] for c, _ in sent} == {sent[-1][0]["run_id"]}
+
+
+def test_a_plain_load_model_draws_one_line_on_stderr_and_then_nothing(fake_gguf, capfd):
+    """No progress= (a script, score() on the default model): the first load still says what
+    it does, on stderr outside a notebook; a load from the cache prints nothing."""
+    from ppl_widget import load_model
+
+    gguf, conversions = fake_gguf
+    capfd.readouterr()
+    load_model(str(gguf), device="cpu")
+    out, err = capfd.readouterr()
+    assert conversions == [gguf.parent] and out == ""
+    assert err.count("\n") == 1 and err.endswith("\n"), err
+    assert err.split("\r")[-1] == f"{FIRST_LOAD_NOTE} [{'#' * 30}] 100%\n"
+    load_model(str(gguf), device="cpu")
+    assert capfd.readouterr() == ("", "") and conversions == [gguf.parent]
+
+
+def test_in_a_notebook_the_line_is_one_output_updated_in_place(tmp_path):
+    """In a kernel the line is a display updated in place: the saved notebook holds one
+    output, at 100%, and nothing on stderr."""
+    nbformat = pytest.importorskip("nbformat")
+    nbclient = pytest.importorskip("nbclient")
+    cell = ("from ppl_widget.scoring.load_progress import FIRST_LOAD_NOTE, FirstLoadLine\n"
+            "line = FirstLoadLine()\n"
+            "for fraction in (0.0, 0.25, 0.5, 1.0):\n"
+            "    line(FIRST_LOAD_NOTE, fraction)\n"
+            "line.close()\n")
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(cell)])
+    nbclient.NotebookClient(nb, timeout=120, kernel_name="python3",
+                            resources={"metadata": {"path": str(tmp_path)}}).execute()
+    outputs = nb.cells[0].outputs
+    assert [o.output_type for o in outputs] == ["display_data"], outputs
+    assert outputs[0].data == {"text/plain": f"{FIRST_LOAD_NOTE} [{'#' * 30}] 100%"}

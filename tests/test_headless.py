@@ -78,6 +78,20 @@ def test_headless_display_waits_and_shows_only_the_final_page(monkeypatch, tiny_
     w.close()
 
 
+def test_headless_display_of_the_pairs_view_shows_its_page(monkeypatch, tiny_gpt2):
+    """show_pairs' widget is built whole (no run to wait for): nbconvert shows its page."""
+    from ppl_widget import show_pairs
+
+    _kernel_running(monkeypatch, {"allow_stdin": False})
+    shown = _captured_displays(monkeypatch)
+    w = show_pairs([("The cat sat.", "The cat sit.")], tiny_gpt2)
+    display_widget(w)
+    (data, metadata), = shown
+    assert headless.WIDGET_VIEW not in data and "minimal pairs" in data["text/html"]
+    assert metadata[headless.STATIC_OUTPUT] == {"model_id": w.model_id}
+    w.close()
+
+
 def test_live_display_keeps_the_widget_view(monkeypatch, tiny_gpt2):
     _kernel_running(monkeypatch, {"allow_stdin": True})
     shown = _captured_displays(monkeypatch)

@@ -1,5 +1,7 @@
 """Every course notebook in examples/ runs top to bottom (nbclient, kernel python3) with
-no error, offline, in a scratch directory (files it writes stay out of the repository)."""
+no error, offline, in a scratch directory (files it writes stay out of the repository),
+and what it shows works offline: no error output, no traceback on stderr, nothing that
+loads from the network (tests/notebook_outputs.py), whatever drew it."""
 
 from __future__ import annotations
 
@@ -8,6 +10,7 @@ import pathlib
 import nbformat
 import pytest
 from nbclient import NotebookClient
+from notebook_outputs import offline_problems
 
 EXAMPLES = pathlib.Path(__file__).resolve().parents[1] / "examples"
 NOTEBOOKS = sorted(EXAMPLES.glob("*.ipynb"))
@@ -18,7 +21,8 @@ CELL_TIMEOUT_S = 600
 def test_the_course_notebooks_are_all_here():
     names = {p.stem for p in NOTEBOOKS}
     assert {"quickstart", "sliding_windows", "comparing_tokenizers", "unigram_normalized",
-            "from_bits_to_perplexity", "reading_times"} <= names
+            "from_bits_to_perplexity", "reading_times", "minimal_pairs",
+            "context_and_chat"} <= names
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
@@ -30,6 +34,5 @@ def test_notebook_runs_without_error(path, tmp_path):
     client = NotebookClient(nb, timeout=CELL_TIMEOUT_S, kernel_name="python3",
                             resources={"metadata": {"path": str(tmp_path)}})
     client.execute()  # raises CellExecutionError on the first failing cell
-    errors = [o for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", [])
-              if o.get("output_type") == "error"]
-    assert not errors
+    problems = offline_problems(nb)
+    assert not problems, "\n".join(problems)

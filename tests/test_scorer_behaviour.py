@@ -133,11 +133,13 @@ def test_special_token_strings_are_plain_text(tiny_gpt2):
     assert "".join(res.tokens) == text
 
 
-def test_empty_text_gives_an_empty_result(tiny_lm):
-    res = score("", tiny_lm)
-    m = res.metrics()
-    assert len(res) == 0 and not res.partial and m["n_tokens"] == 0
-    assert np.isnan(m["token_ppl"])
+def test_an_empty_text_is_refused_unless_the_eos_token_is_scored(tiny_lm):
+    for run in (score, lambda *a: list(stream(*a))):
+        with pytest.raises(ValueError, match=r"text is empty: there is nothing to score.*"
+                           r"add_eos=True scores the end-of-text token alone"):
+            run("", tiny_lm)
+    with pytest.raises(TypeError, match="text must be a str, got NoneType"):
+        score(None, tiny_lm)
     eos_only = score("", tiny_lm, add_eos=True)
     assert len(eos_only) == 1 and eos_only.is_eos[0]
 

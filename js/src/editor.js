@@ -48,7 +48,9 @@ export class TextEditor {
   constructor(onText, wait = DEBOUNCE_MS) {
     this.box = h("textarea", {
       class: "pplw-editor",
-      attrs: { rows: 4, spellcheck: "false", "aria-label": "Text to score (edit to re-score)" },
+      // an empty widget (editable=True with no text yet) says what the box is for
+      attrs: { rows: 4, spellcheck: "false", "aria-label": "Text to score (edit to re-score)",
+               placeholder: "Type a text to score it" },
     });
     this.note = h("div", { class: "pplw-editor-note", text: "Edit the text: it is scored again as you type (only the windows after your edit)." });
     this.el = h("div", { class: "pplw-editor-wrap", attrs: { hidden: true } }, this.box, this.note);

@@ -1,34 +1,13 @@
 """The one line a first-time model preparation draws on stderr (``load_model``'s
-``progress=`` callback): a bar redrawn in place, ended when the preparation ends."""
+``progress=`` callback, ``scoring/load_progress.LoadBar``) for a subcommand's model."""
 
 from __future__ import annotations
 
 from typing import Any, TextIO
 
+from ..scoring.load_progress import LoadBar
 
-class LoadBar:
-    """``progress(note, fraction)`` as ``note [#####.....]  50%`` on one line of ``err``."""
-
-    def __init__(self, err: TextIO, width: int = 30) -> None:
-        self._err = err
-        self._width = width
-        self._open = False
-
-    def __call__(self, note: str, fraction: float) -> None:
-        frac = min(max(fraction, 0.0), 1.0)
-        filled = int(round(frac * self._width))
-        bar = "#" * filled + "." * (self._width - filled)
-        self._err.write(f"\r{note} [{bar}] {frac * 100:3.0f}%")
-        self._open = frac < 1.0
-        if not self._open:
-            self._err.write("\n")
-        self._err.flush()
-
-    def close(self) -> None:
-        """End a line a failed preparation left open, so an error starts on its own line."""
-        if self._open:
-            self._err.write("\n")
-            self._open = False
+__all__ = ["LoadBar", "load_with_bar"]
 
 
 def load_with_bar(args: Any, err: TextIO) -> Any:

@@ -10,6 +10,7 @@ import sys
 from typing import TextIO
 
 from ..core.metrics import METRIC_KEYS
+from ..core.validation import check_text
 from .load_bar import load_with_bar
 from .options import add_score_options, check_counts
 
@@ -38,6 +39,22 @@ def _progress_bar(done: int, total: int, rate: float, eta: float, width: int = 3
     eta_s = f"{eta:,.0f}s left" if math.isfinite(eta) else ""
     bar = "#" * filled + "." * (width - filled)
     return f"\r[{bar}] {done:,}/{total:,} tokens  {rate_s}  {eta_s}"
+
+
+#: A run expected to last longer than this says so, once, when its first batch is scored.
+LONG_RUN_S = 30.0
+
+
+def long_run_note(total: int, eta_s: float, max_length: int | None) -> str | None:
+    """What a long run will take, said once it is known (after the first batch); None for a
+    run that ends soon."""
+    if not (math.isfinite(eta_s) and eta_s > LONG_RUN_S):
+        return None
+    took = f"{eta_s / 60:,.0f} min" if eta_s >= 90 else f"{eta_s:,.0f} s"
+    faster = (" (--max-length 256 is faster)" if max_length is None or max_length > 256
+              else "")
+    return (f"ppl-widget: {total:,} tokens to score, about {took} at this speed{faster}; "
+            "Ctrl-C stops and prints the metrics of what was scored\n")
 
 
 def format_metrics(metrics: dict, conventions: str = "") -> str:
@@ -111,6 +128,8 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
     check_counts(args)
     text = _read_text(args.file, args.encoding)
+    check_text(text, args.add_eos, name="standard input" if args.file == "-" else args.file,
+               eos_option="--add-eos")  # before the model loads
     context = read_context(args)
     lm = load_with_bar(args, err)
     last = None
@@ -119,6 +138,10 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                            prefix=None if args.no_prefix else "bos", add_eos=args.add_eos,
                            top_k=args.top_k, context=context,
                            prefix_every_window=args.prefix_every_window):
+            note = long_run_note(last.total, last.eta_s, args.max_length) \
+                if last.start == 0 else None  # the first batch: the speed is known now
+            if note:
+                err.write(note)
             err.write(_progress_bar(last.done, last.total, last.tokens_per_s, last.eta_s))
             err.flush()
     except ScoringError as exc:

@@ -57,3 +57,17 @@ def check_batch_size(value: Any) -> int | str:
     if isinstance(value, str) and value == "auto":
         return value
     return as_count("batch_size", value, minimum=1, rule="'auto' or a positive integer")
+
+
+def check_text(text: Any, add_eos: bool = False, *, name: str = "text",
+               eos_option: str = "add_eos=True") -> str:
+    """``text`` as given, or an error naming the rule: a text is a ``str`` with at least
+    one character to score.  An empty text is allowed only with ``add_eos`` (the
+    end-of-text token alone is scored).  ``name`` and ``eos_option`` say how the caller
+    calls the text and the option (the command line: the file and ``--add-eos``)."""
+    if not isinstance(text, str):
+        raise TypeError(f"{name} must be a str, got {type(text).__name__}")
+    if not text and not add_eos:
+        raise ValueError(f"{name} is empty: there is nothing to score (a text needs at least "
+                         f"one character; {eos_option} scores the end-of-text token alone)")
+    return text

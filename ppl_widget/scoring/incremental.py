@@ -99,7 +99,7 @@ def plan_reuse(old: ScoreResult | None, prep: Prepared, windows: list[Window],
     if keep == len(windows) and not (complete_before and old_total == len(prep.target_ids)):
         # b after the last token depends on the last window: score that one again
         keep -= 1
-    if keep == 0:
+    if keep <= 0:  # nothing kept (-1: a text with no windows, all of it deleted)
         return None
     n = windows[keep - 1].target_end - 1
     arrays = {k: np.asarray(getattr(old, k)[:n]) for k in MODEL_ARRAYS}

@@ -1,16 +1,19 @@
 """The progress of a first-time model preparation, told through one callback
-``progress(note, fraction)`` that the command line draws as a bar and the widget as its
-status.  The conversion's steps give no finer signal than where each one starts, so a
-small ticker moves the fraction inside a step by the time it usually takes."""
+``progress(note, fraction)`` that the command line draws as a bar (``LoadBar``), the widget
+as its status, and a plain ``load_model()`` as one line (``FirstLoadLine``: an output line
+in a notebook, else stderr).  The conversion's steps give no finer signal than where each
+one starts, so a small ticker moves the fraction inside a step by the time it usually takes."""
 
 from __future__ import annotations
 
 import logging
 import math
+import sys
 import threading
 import time
 from collections.abc import Callable, Sequence
 from types import TracebackType
+from typing import Any, TextIO
 
 #: What the person sees while the GGUF is dequantized and cached (once per machine).
 FIRST_LOAD_NOTE = "preparing the model, first time only, ~20 s"
@@ -87,3 +90,69 @@ class StepProgress:
         except Exception:  # e.g. a closed widget
             log.warning("load progress display failed; the load goes on", exc_info=True)
             self._report = None
+
+
+def bar_text(note: str, fraction: float, width: int = 30) -> str:
+    """``note [#####.....]  50%``: the one line every display of a preparation draws."""
+    frac = min(max(fraction, 0.0), 1.0)
+    filled = int(round(frac * width))
+    return f"{note} [{'#' * filled}{'.' * (width - filled)}] {frac * 100:3.0f}%"
+
+
+class LoadBar:
+    """``progress(note, fraction)`` as one line of ``err``, redrawn in place."""
+
+    def __init__(self, err: TextIO, width: int = 30) -> None:
+        self._err = err
+        self._width = width
+        self._open = False
+
+    def __call__(self, note: str, fraction: float) -> None:
+        self._err.write("\r" + bar_text(note, fraction, self._width))
+        self._open = fraction < 1.0
+        if not self._open:
+            self._err.write("\n")
+        self._err.flush()
+
+    def close(self) -> None:
+        """End a line a failed preparation left open, so an error starts on its own line."""
+        if self._open:
+            self._err.write("\n")
+            self._open = False
+
+
+def _notebook_shell() -> Any:
+    """The IPython kernel's shell when this runs in one (a notebook), else None; IPython is
+    looked up, never imported."""
+    ipython = sys.modules.get("IPython")
+    shell = ipython.get_ipython() if ipython is not None else None
+    return shell if getattr(shell, "kernel", None) is not None else None
+
+
+class FirstLoadLine:
+    """What ``load_model()`` shows of a first-time preparation when the caller gives no
+    ``progress=``: in a notebook one output line updated in place (a display handle),
+    elsewhere a ``LoadBar`` on stderr.  Nothing at all until the first report: a load
+    from the cache shows nothing."""
+
+    def __init__(self) -> None:
+        self._shown: Any = None  # the display handle, or the LoadBar
+
+    def __call__(self, note: str, fraction: float) -> None:
+        if self._shown is None:
+            if _notebook_shell() is None:
+                self._shown = LoadBar(sys.stderr)
+            else:
+                from IPython.display import display
+
+                self._shown = display({"text/plain": bar_text(note, fraction)}, raw=True,
+                                      display_id=True)
+                return
+        if isinstance(self._shown, LoadBar):
+            self._shown(note, fraction)
+        else:
+            self._shown.update({"text/plain": bar_text(note, fraction)}, raw=True)
+
+    def close(self) -> None:
+        if isinstance(self._shown, LoadBar):
+            self._shown.close()

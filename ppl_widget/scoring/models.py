@@ -12,7 +12,7 @@ from typing import Any
 
 from .devices import check_cpu_dtype, resolve_device, resolve_dtype
 from .gguf import DEFAULT_MODEL_NAME, default_gguf_path, load_gguf
-from .load_progress import LoadProgress
+from .load_progress import FirstLoadLine, LoadProgress
 from .model_errors import ModelLoadError, ModelSettingError, ModelTypeError, one_line
 from .model_kind import ScoringModel
 from .model_sources import load_pretrained
@@ -133,10 +133,14 @@ def load_model(spec: Any = None, *, device: str | Any = "auto", dtype: str | Any
 
     ``progress(note, fraction)`` hears about a first-time preparation (the default model
     or a ``.gguf`` dequantized into the cache, ~20 s): the note to show and 0.0 .. 1.0.
-    Later loads print nothing and call it not at all.
+    Without one, that preparation shows one line (``load_progress.FirstLoadLine``: an
+    output line in a notebook, else stderr).  Later loads print nothing and call it not
+    at all.
     """
+    line = FirstLoadLine() if progress is None else None
     try:
-        return _load_model(spec, device, dtype, trust_remote_code, device_map, progress)
+        return _load_model(spec, device, dtype, trust_remote_code, device_map,
+                           progress or line)
     except ModelLoadError:
         raise
     except Exception as exc:  # anything else from transformers or torch, in one line
@@ -144,6 +148,9 @@ def load_model(spec: Any = None, *, device: str | Any = "auto", dtype: str | Any
         what = (f"the default model {DEFAULT_MODEL_NAME}" if spec is None
                 else f"model {str(shown)!r}")
         raise ModelLoadError(f"could not load {what}: {one_line(exc)}") from exc
+    finally:
+        if line is not None:
+            line.close()  # a line a failed preparation left open ends before the error
 
 
 def _load_model(spec: Any, device: str | Any, dtype: str | Any, trust_remote_code: bool,

@@ -13,7 +13,7 @@ from typing import Any
 
 from ..core.result import ScoreResult
 from ..core.text_units import DEFAULT_WORD_PATTERN, WordSpec
-from ..core.validation import as_count
+from ..core.validation import as_count, check_text
 from ..core.windows import check_window_params, plan_windows
 from .context import Context, check_context
 from .forward import MAX_LOGIT_ELEMENTS_CUDA
@@ -23,7 +23,7 @@ from .progress import CancelFlag, ScoreProgress, ScoringError
 from .run import ScoringRun, pipeline_depth
 
 __all__ = ["ScoreProgress", "ScoringError", "auto_batch_size", "resolve_window", "score",
-           "stream"]
+           "stream", "stream_any_text"]
 
 #: Input positions per GPU batch at most: enough to saturate a large GPU.
 MAX_BATCH_POSITIONS = 1 << 15
@@ -83,6 +83,22 @@ def stream(text: str, lm: Any = None, *, max_length: int | None = None, stride: 
 
     ``context`` and ``prefix_every_window``: see ``score``.
     """
+    check_text(text, add_eos)  # before a model is loaded: an empty text fails at once
+    yield from stream_any_text(text, lm, max_length=max_length, stride=stride, prefix=prefix,
+                               add_eos=add_eos, top_k=top_k, batch_size=batch_size,
+                               words=words, cancel=cancel, reuse=reuse, context=context,
+                               prefix_every_window=prefix_every_window)
+
+
+def stream_any_text(text: str, lm: Any = None, *, max_length: int | None = None,
+                    stride: int | None = None, prefix: str | None = "bos",
+                    add_eos: bool = False, top_k: int = 5,
+                    batch_size: int | str = "auto", words: WordSpec = None,
+                    cancel: CancelFlag = None, reuse: ScoreResult | None = None,
+                    context: Context = None, prefix_every_window: bool = False,
+                    ) -> Iterator[ScoreProgress]:
+    """``stream`` without the empty-text rule: an empty text gives an empty result (the
+    editable widget's empty state, which is no error)."""
     lm = as_loaded(lm)
     top_k = as_count("top_k", top_k, minimum=0, rule="a non-negative integer")
     max_length, stride = resolve_window(lm, max_length, stride, prefix_every_window)
@@ -143,6 +159,8 @@ def score(text: str, lm: Any = None, *, max_length: int | None = None, stride: i
     ``max_length - stride + 1`` positions of context when the text has them.
     ``prefix="bos"`` scores the first token after the BOS (else EOS) token;
     ``prefix=None`` leaves it unscored.  ``add_eos`` also scores an EOS token.
+    An empty ``text`` is a ``ValueError`` (nothing to score), except with ``add_eos=True``,
+    which scores the end-of-text token alone.
     ``reuse``: the result of an earlier version of the text (see ``stream``).
 
     ``context``: a string or a chat (a list of ``{"role", "content"}`` messages) the model

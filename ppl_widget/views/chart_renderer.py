@@ -14,7 +14,10 @@ renderer emits instead:
 
 ``ppl_widget.charts`` turns it on when it is first imported, unless the user has
 already chosen a renderer other than Altair's default (``alt.renderers.enable``
-keeps working either way).
+keeps working either way).  A chart the user builds with Altair directly is drawn
+offline too: importing ``ppl_widget`` in an IPython kernel registers, by name (Altair
+is not imported for it), a display formatter for Altair's chart classes that turns
+the renderer on at the chart's first display (``draw_altair_charts_offline``).
 """
 
 from __future__ import annotations
@@ -48,6 +51,26 @@ def render(spec: dict[str, Any], **metadata: Any) -> tuple[dict[str, Any], dict[
     except Exception as exc:  # the live view still draws; only the static copy is missing
         log.warning("ppl-widget: no static SVG copy of the chart (%s)", exc)
     return bundle, {}
+
+
+#: Altair's top-level chart class (Chart, LayerChart, ...: all subclass it), by the
+#: module that defines it in Altair 5 and in Altair 6.
+ALTAIR_CHART_CLASSES = (("altair.vegalite.v5.api", "TopLevelMixin"),
+                        ("altair.vegalite.v6.api", "TopLevelMixin"))
+
+
+def draw_altair_charts_offline(shell: Any) -> None:
+    """Every Altair chart ``shell`` displays goes through this renderer, unless the user
+    chose another one: IPython looks the chart's class up by name, so Altair is imported
+    only when the user's code imports it (``import ppl_widget`` stays light)."""
+    formatter = shell.display_formatter.mimebundle_formatter
+    for module, name in ALTAIR_CHART_CLASSES:
+        formatter.for_type_by_name(module, name, _display_offline)
+
+
+def _display_offline(chart: Any) -> Any:
+    enable_if_default()
+    return chart._repr_mimebundle_()  # Altair's own display, through the active renderer
 
 
 def enable_if_default() -> None:

@@ -269,7 +269,8 @@ def display_widget(widget: Any) -> None:
     from .headless import no_front_end
 
     if no_front_end():
-        widget.wait(raise_error=False)
+        if hasattr(widget, "wait"):  # a view built whole (PairsWidget) has no run to wait for
+            widget.wait(raise_error=False)
         widget._pplw_static = True
     data, metadata = _bundle_of(widget)
     display(data, metadata=metadata, raw=True, display_id=_display_id(widget))

@@ -14,9 +14,10 @@ import traitlets
 
 from ..core.result import ScoreResult
 from ..core.text_units import TextUnits, WordSpec
+from ..core.validation import check_text
 from ..scoring.context import move_whitespace
 from ..scoring.models import LoadedModel, as_loaded
-from ..scoring.scorer import ScoringError, stream
+from ..scoring.scorer import ScoringError, stream, stream_any_text
 from . import protocol as P
 from .assets import bundle_path
 from .export import StaticPageOutput
@@ -51,8 +52,9 @@ class PerplexityWidget(StaticPageOutput, PerplexityTraits):
                  sentences: Any = None, unigram: Any = None, ci: float | None = None,
                  editable: bool = False, autostart: bool = True, context: Any = None,
                  prefix_every_window: bool = False, **kwargs: Any) -> None:
-        if not isinstance(text, str):
-            raise TypeError(f"text must be a str, got {type(text).__name__}")
+        # score()'s rule: an empty text has nothing to score, but an editable widget may
+        # start empty (it shows an empty result until something is typed)
+        check_text(text, add_eos or editable)
         # set before the traits: their validators check against the model's context length
         self._model_spec = model
         self._lm: LoadedModel | None = model if isinstance(model, LoadedModel) else None
@@ -185,7 +187,8 @@ class PerplexityWidget(StaticPageOutput, PerplexityTraits):
         context = self.context
         run = WidgetRun(run_id, text, self._lm, words=self._options["words"],
                         sentences=self._sentences, unigram=self._unigram_spec, ci=self._ci)
-        items = stream(text, self._lm, max_length=self.max_length, stride=self.stride,
+        scorer = stream_any_text if self.editable else stream  # editable: empty is no error
+        items = scorer(text, self._lm, max_length=self.max_length, stride=self.stride,
                        prefix="bos" if self.prefix == "bos" else None, cancel=cancel,
                        reuse=reuse, context=context,
                        prefix_every_window=self.prefix_every_window, **self._options)

@@ -59,3 +59,25 @@ def test_typing_rescores_the_changed_windows(lab, page):
     assert page.locator(f"{WIDGET} .pplw-main img").count() == 0
     page.locator(WIDGET).screenshot(path=str(__import__("pathlib").Path("test-artifacts")
                                              / "editable.png"))
+
+
+def test_an_editable_widget_that_starts_empty_waits_for_text(lab, page):
+    """PerplexityWidget("", editable=True): no error, an empty box that says what it is
+    for; what is typed is scored."""
+    _, _, notebooks = lab
+    name = write_notebook(notebooks, "editable_empty.ipynb", [
+        "from ppl_widget import PerplexityWidget\n"
+        "w = PerplexityWidget('', max_length=32, stride=16, editable=True)\nw",
+    ])
+    open_notebook(page, lab, name)
+    run_cell(page, 0)
+    page.wait_for_selector(f"{WIDGET} .pplw-status-done", timeout=120_000)
+    box = page.locator(f"{WIDGET} .pplw-editor")
+    assert box.input_value() == "" and box.get_attribute("placeholder")
+    assert page.locator(f"{WIDGET} .pplw-error").is_hidden()
+    shot(page, "editable-empty")
+    box.click()
+    box.type("The cat sat.", delay=15)
+    page.wait_for_function(
+        f"() => document.querySelectorAll('{WIDGET} .pplw-tok').length > 0", timeout=120_000)
+    assert page.locator(f"{WIDGET} .pplw-error").is_hidden()
