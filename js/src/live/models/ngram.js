@@ -1,0 +1,212 @@
+// The n-gram model of ppl_widget/scoring/ngram.py (NGramModel), in the browser: the counts
+// exported by ppl_widget/scoring/ngram_export.py, the same tokenizer rule and the same
+// float64 arithmetic in the same order, so every number equals Python's (the log is
+// correctly rounded: see ../float64.js).  Checked on tests/cases/ngram.json.
+
+import { log, pairwiseSum } from "../float64.js";
+import { PY_SPACE } from "../text_units.js";
+
+export const FORMAT = "ppl-widget-ngram";
+const UNK_ID = 0;
+const START_ID = 1;
+const END_ID = 2;
+const CACHE_SIZE = 4096; // distributions kept (each a vector over the vocabulary)
+
+/** The model's segmentation (NGramTokenizer.segment): a line break with the whitespace
+ * after it is one END token; words are runs of non-whitespace (Python's), or characters. */
+function segmenter(unit) {
+  const item = unit === "char" ? "[\\s\\S]" : `[^${PY_SPACE}]+`;
+  return new RegExp(`([\\r\\n][${PY_SPACE}]*)|(${item})`, "gu");
+}
+
+function tables(list) {
+  // [[context ids], [next ids], [counts]] -> Map "ids" -> {ids, counts, total}
+  const out = new Map();
+  for (const [ctx, ids, counts] of list) {
+    const c = Float64Array.from(counts);
+    let total = 0;
+    for (const v of c) total += v; // whole numbers: any order gives the exact sum
+    out.set(ctx.join(","), { ids: Int32Array.from(ids), counts: c, total });
+  }
+  return out;
+}
+
+export class NGramModel {
+  constructor(data) {
+    if (!data || data.format !== FORMAT) throw new Error(`not an n-gram model file (format ${data && data.format})`);
+    if (data.version !== 1) throw new Error(`n-gram model file version ${data.version}: this page reads version 1`);
+    this.order = data.order;
+    this.smoothing = data.smoothing;
+    this.k = data.k;
+    this.discount = data.discount;
+    this.symbols = data.symbols;
+    this.index = new Map(this.symbols.map((s, i) => [s, i]));
+    this.counts = data.counts.map(tables);
+    this.cont = data.cont.map(tables);
+    this.regex = segmenter(data.unit);
+    this.cache = new Map();
+  }
+
+  /** {ids, offsets} of a text: offsets in UTF-16 code units, two per token. */
+  tokenize(text) {
+    const ids = [];
+    const offsets = [];
+    for (const m of text.matchAll(this.regex)) {
+      if (m[0].length === 0) continue;
+      ids.push(m[1] !== undefined ? END_ID : (this.index.get(m[2]) ?? UNK_ID));
+      offsets.push(m.index, m.index + m[0].length);
+    }
+    return { ids: Int32Array.from(ids), offsets: Int32Array.from(offsets) };
+  }
+
+  /** NGramModel._context: the n-gram context of the ids before a target. */
+  context(before) {
+    const n = this.order;
+    if (n === 1) return [];
+    let ctx = Array.from(before);
+    const cut = ctx.lastIndexOf(END_ID);
+    if (cut >= 0) ctx = [START_ID, ...ctx.slice(cut + 1)];
+    if (ctx.length && ctx[0] === START_ID && ctx.length < n - 1) {
+      ctx = [...new Array(n - 1 - ctx.length).fill(START_ID), ...ctx];
+    }
+    return ctx.slice(Math.max(0, ctx.length - (n - 1)));
+  }
+
+  /** NGramModel._vector: P(. | ctx) over all symbols; null for MLE's unseen context. */
+  vector(ctx, top = true) {
+    const size = this.symbols.length;
+    const outcomes = size - 1;
+    const raw = top || this.smoothing !== "kneser-ney";
+    const table = (raw ? this.counts : this.cont)[ctx.length].get(ctx.join(",")) || null;
+    if (this.smoothing === "mle") {
+      if (!table) return null;
+      const p = new Float64Array(size);
+      for (let j = 0; j < table.ids.length; j++) p[table.ids[j]] = table.counts[j] / table.total;
+      return p;
+    }
+    if (this.smoothing === "add-k") {
+      const p = new Float64Array(size).fill(this.k);
+      p[START_ID] = 0;
+      if (table) for (let j = 0; j < table.ids.length; j++) p[table.ids[j]] += table.counts[j];
+      const denom = (table ? table.total : 0) + this.k * outcomes;
+      for (let i = 0; i < size; i++) p[i] /= denom;
+      return p;
+    }
+    // interpolated Kneser-Ney: raw counts at the top, continuation counts below
+    let lower;
+    if (ctx.length) {
+      lower = this.vector(ctx.slice(1), false);
+    } else {
+      lower = new Float64Array(size).fill(1 / outcomes);
+      lower[START_ID] = 0;
+    }
+    if (!table) return lower;
+    const w = (this.discount * table.ids.length) / table.total;
+    const p = new Float64Array(size);
+    for (let i = 0; i < size; i++) p[i] = w * lower[i];
+    for (let j = 0; j < table.ids.length; j++) {
+      p[table.ids[j]] += Math.max(table.counts[j] - this.discount, 0) / table.total;
+    }
+    return p;
+  }
+
+  /** NGramModel._stats: distribution, entropy and the outcomes most probable first. */
+  stats(ctx) {
+    const key = ctx.join(",");
+    const hit = this.cache.get(key);
+    if (hit) {
+      this.cache.delete(key);
+      this.cache.set(key, hit);
+      return hit;
+    }
+    let p = this.vector(ctx);
+    let entropy;
+    if (p === null) {
+      p = new Float64Array(this.symbols.length);
+      entropy = NaN;
+    } else {
+      const terms = [];
+      for (let i = 0; i < p.length; i++) if (p[i] > 0) terms.push(p[i] * log(p[i]));
+      entropy = -pairwiseSum(terms);
+    }
+    // a stable sort by probability, START (never an outcome) left out
+    const order = [];
+    for (let i = 0; i < p.length; i++) if (i !== START_ID) order.push(i);
+    order.sort((a, b) => p[b] - p[a] || a - b);
+    const stats = { p, entropy, order: Int32Array.from(order) };
+    this.cache.set(key, stats);
+    if (this.cache.size > CACHE_SIZE) this.cache.delete(this.cache.keys().next().value);
+    return stats;
+  }
+
+  /** 1 + the outcomes strictly more probable than id; the last rank for probability 0. */
+  rank(stats, id) {
+    const pt = stats.p[id];
+    if (!(pt > 0)) return this.symbols.length - 1;
+    let lo = 0;
+    let hi = stats.order.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (stats.p[stats.order[mid]] > pt) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo + 1;
+  }
+}
+
+/** The Model of model_api.js over an NGramModel. */
+export function asModel(lm, entry = {}) {
+  const vocabSize = lm.symbols.length - 1;
+  return {
+    name: entry.name || "n-gram",
+    kind: "ngram",
+    maxLength: (entry.settings && entry.settings.max_length) || 1024,
+    contextLength: null, // an n-gram reads order - 1 symbols back: any window length
+    vocabSize,
+    prefixId: START_ID,
+    eosId: END_ID,
+    prefixEveryWindow: false, // it reads no prefix token (score()'s rule)
+    dtype: "float64",
+    tokenize: (text) => lm.tokenize(text),
+    decode: (id) => lm.symbols[id] ?? "",
+    lm,
+    async scoreWindow(inputIds, nTargets, topK, targetIds) {
+      const k = Math.min(topK, vocabSize);
+      const out = {
+        surprisal: new Float64Array(nTargets),
+        entropy: new Float64Array(nTargets),
+        rank: new Int32Array(nTargets),
+        topkIds: new Int32Array(nTargets * k),
+        topkProbs: new Float32Array(nTargets * k),
+        contextLength: new Int32Array(nTargets),
+      };
+      const first = inputIds.length - nTargets + 1; // input index of the first target
+      for (let i = 0; i < nTargets; i++) {
+        const t = first + i; // the target's index, were it in inputIds
+        const lo = Math.max(0, t - (lm.order - 1));
+        const st = lm.stats(lm.context(inputIds.subarray(lo, t)));
+        const target = targetIds[i];
+        const pt = st.p[target];
+        out.surprisal[i] = pt > 0 ? 0 - log(pt) : Infinity;
+        out.entropy[i] = st.entropy;
+        out.rank[i] = lm.rank(st, target);
+        for (let j = 0; j < k; j++) {
+          out.topkIds[i * k + j] = st.order[j];
+          out.topkProbs[i * k + j] = st.p[st.order[j]];
+        }
+        out.contextLength[i] = t - lo;
+      }
+      return out;
+    },
+  };
+}
+
+/** model_api.js's load(): the manifest entry names the counts file (files.counts). */
+export async function load(entry, baseUrl, fetchFn = fetch) {
+  const file = entry.files && entry.files.counts;
+  if (!file) throw new Error(`n-gram model "${entry.name}": the manifest names no counts file`);
+  const url = new URL(file, baseUrl);
+  const res = await fetchFn(url.href);
+  if (!res.ok) throw new Error(`n-gram model "${entry.name}": ${file} is missing (HTTP ${res.status})`);
+  return asModel(new NGramModel(await res.json()), entry);
+}

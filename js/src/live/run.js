@@ -1,0 +1,159 @@
+// One scoring run of the live page, as the kernel's scorer does it: the text laid out as
+// the model's input sequence (scoring/prepare.py _lay_out: prefix token, units, EOS), the
+// windows planned by the one rule (windows.js), each window scored through model_api.js,
+// and the widget's own messages (reset, chunk, done: views/protocol.py) made from them.
+// Pure: no DOM, no Worker; worker.js posts what this yields.
+
+import { CHUNK_FIELDS, MSG_CHUNK, MSG_DONE, MSG_RESET } from "../protocol.js";
+import { metricsFromSums } from "../metrics.js";
+import { checkScores, checkTokens } from "./model_api.js";
+import { partitionOffsets, TextUnits } from "./text_units.js";
+import { checkWindowSettings, defaultStride, planWindows } from "./windows.js";
+
+export const DEFAULT_TOP_K = 5;
+const LEVEL_NOTE = "word and sentence levels need the kernel (the live page colours tokens)";
+
+/**
+ * The run's settings, checked by the widget's rules: {max_length, stride, prefix ("bos" |
+ * "none"), prefix_every_window, add_eos, top_k}; null max_length / stride: the model's
+ * defaults.  An Error with `field` names the setting it refuses.
+ */
+export function runSettings(model, s = {}) {
+  const contextLength = model.contextLength === undefined ? model.maxLength : model.contextLength;
+  const every = s.prefix_every_window === true;
+  let { maxLength, stride } = checkWindowSettings(s.max_length ?? null, s.stride ?? null, { contextLength, prefixEveryWindow: every });
+  maxLength = maxLength ?? model.maxLength;
+  stride = stride ?? defaultStride(maxLength);
+  ({ maxLength, stride } = checkWindowSettings(maxLength, stride, { contextLength, prefixEveryWindow: every }));
+  const prefix = s.prefix ?? "bos";
+  const refuse = (field, message) => Object.assign(new Error(message), { field });
+  if (prefix !== "bos" && prefix !== "none") throw refuse("prefix", `prefix must be 'bos' or None, got ${prefix}`);
+  if (every && prefix !== "bos") throw refuse("prefix_every_window", "prefix_every_window=True reads the prefix token in every window: it needs prefix='bos'");
+  if (every && model.prefixEveryWindow === false) throw refuse("prefix_every_window", "prefix_every_window=True is for neural models (an n-gram model reads no prefix token)");
+  const topK = s.top_k ?? DEFAULT_TOP_K;
+  if (!Number.isInteger(topK) || topK < 0) throw refuse("top_k", `top_k must be a non-negative integer, got ${topK}`);
+  return { maxLength, stride, prefix, prefixEveryWindow: every, addEos: s.add_eos === true, topK: Math.min(topK, model.vocabSize) };
+}
+
+/** _lay_out: the input sequence and what each target is (offsets, units, EOS). */
+export function layOut(model, text, { prefix = "bos", addEos = false } = {}) {
+  const { ids, offsets } = checkTokens(model.tokenize(text), text, model.name);
+  const head = [];
+  if (prefix === "bos") {
+    const pid = model.prefixId ?? model.eosId;
+    if (pid == null) throw Object.assign(new Error("prefix='bos' needs a BOS or EOS token, and this tokenizer has neither; pass prefix=None to leave the first token unscored"), { field: "prefix" });
+    head.push(pid);
+  }
+  if (addEos && model.eosId == null) throw new Error("add_eos=True needs an EOS token, and this tokenizer has none");
+  const spans = partitionOffsets(offsets, text);
+  const units = new TextUnits(text).perSpan(spans);
+  const tail = addEos ? [model.eosId] : [];
+  const sequence = Int32Array.from([...head, ...ids, ...tail]);
+  const nUnscored = head.length ? 0 : Math.min(1, ids.length);
+  const n = ids.length - nUnscored;
+  const eos = tail.length && sequence.length > 1 ? 1 : 0;
+  const start16 = new Int32Array(n + eos);
+  const end16 = new Int32Array(n + eos);
+  const tunits = new Int32Array((n + eos) * 3);
+  for (let i = 0; i < n; i++) {
+    start16[i] = spans[2 * (i + nUnscored)];
+    end16[i] = spans[2 * (i + nUnscored) + 1];
+    tunits.set(units.subarray(3 * (i + nUnscored), 3 * (i + nUnscored) + 3), 3 * i);
+  }
+  if (eos) {
+    start16[n] = end16[n] = text.length;
+    tunits.set([1, 1, 1], 3 * n); // EOS counts as one of every unit
+  }
+  return { sequence, firstTarget: Math.max(1, head.length), start16, end16, units: tunits, nTargets: n + eos, nUnscored };
+}
+
+/** The settings trait ("Scored with") of a run, as result_settings words it. */
+export function settingsTrait(model, st, lay) {
+  return {
+    model: model.name,
+    max_length: st.maxLength,
+    stride: st.stride,
+    prefix: st.prefix === "bos" ? "bos" : null,
+    prefix_token: st.prefix === "bos" ? model.decode(model.prefixId ?? model.eosId) : null,
+    add_eos: st.addEos,
+    eos_scored: st.addEos && lay.nTargets > 0,
+    top_k: st.topK,
+    prefix_every_window: st.prefixEveryWindow,
+    n_unscored: lay.nUnscored,
+    total_tokens: lay.nTargets,
+    device: "this browser",
+    dtype: model.dtype || "",
+  };
+}
+
+/**
+ * Score `text`: yields [message, buffers] pairs shaped as the kernel's (reset, chunks,
+ * done) for PplView's StreamHandler.  `isCancelled()` is asked between windows; a
+ * cancelled run yields nothing more.
+ */
+export async function* scoreText(model, text, settings, runId, isCancelled = () => false) {
+  const st = runSettings(model, settings);
+  const lay = layOut(model, text, st);
+  const windows = planWindows(lay.sequence.length, st.maxLength, st.stride, { firstTarget: lay.firstTarget, prefixEveryWindow: st.prefixEveryWindow });
+  const total = lay.nTargets;
+  const levels = { word: null, sentence: null };
+  yield [{ type: MSG_RESET, run_id: runId, total_tokens: total, top_k: st.topK, levels, level_notes: { word: LEVEL_NOTE, sentence: LEVEL_NOTE } }, []];
+  const sent = new Set();
+  const sums = { nats: 0, tokens: 0, words: 0, chars: 0, bytes: 0 };
+  const t0 = performance.now();
+  for (const w of windows) {
+    if (isCancelled()) return;
+    const inputs = lay.sequence.slice(w.inputStart, w.inputEnd);
+    if (w.prefixed) inputs[0] = lay.sequence[0];
+    const nT = w.targetEnd - w.targetStart;
+    const targets = lay.sequence.slice(w.targetStart, w.targetEnd);
+    const scores = checkScores(await model.scoreWindow(inputs, nT, st.topK, targets), nT, st.topK, model.name);
+    if (isCancelled()) return;
+    const start = w.targetStart - lay.firstTarget;
+    const fields = chunkFields(lay, start, nT, targets, scores, w);
+    const vocab = {};
+    for (const id of [...targets, ...scores.topkIds]) {
+      if (!sent.has(id)) {
+        sent.add(id);
+        vocab[id] = model.decode(id);
+      }
+    }
+    for (let i = 0; i < nT; i++) {
+      sums.nats += scores.surprisal[i];
+      sums.words += fields.units[3 * i];
+      sums.chars += fields.units[3 * i + 1];
+      sums.bytes += fields.units[3 * i + 2];
+    }
+    sums.tokens += nT;
+    const elapsed = (performance.now() - t0) / 1000;
+    const done = start + nT;
+    const rate = elapsed > 0 ? done / elapsed : null;
+    const progress = { done, total, tokens_per_s: rate, eta_s: rate ? (total - done) / rate : null, elapsed_s: elapsed };
+    const buffers = CHUNK_FIELDS.map(([name]) => fields[name].buffer);
+    yield [{ type: MSG_CHUNK, run_id: runId, start, count: nT, top_k: st.topK, vocab, progress }, buffers];
+  }
+  yield [{ type: MSG_DONE, run_id: runId, partial: false, metrics: metricsFromSums(sums) }, []];
+}
+
+function chunkFields(lay, start, n, targets, s, w) {
+  const k = n ? s.topkIds.length / n : 0;
+  const context = new Int32Array(n);
+  for (let i = 0; i < n; i++) context[i] = s.contextLength ? s.contextLength[i] : w.targetStart + i - w.inputStart;
+  return {
+    token_ids: Int32Array.from(targets),
+    start16: lay.start16.slice(start, start + n),
+    end16: lay.end16.slice(start, start + n),
+    surprisal: Float32Array.from(s.surprisal),
+    entropy: Float32Array.from(s.entropy),
+    rank: Int32Array.from(s.rank),
+    context_length: context,
+    units: lay.units.slice(3 * start, 3 * (start + n)),
+    topk_ids: Int32Array.from(s.topkIds),
+    topk_probs: Float32Array.from(s.topkProbs),
+    word: new Int32Array(n).fill(-1),
+    sentence: new Int32Array(n).fill(-1),
+    bow_prob: new Float32Array(n).fill(NaN),
+    context_gain: new Float32Array(n).fill(NaN),
+    k,
+  };
+}
