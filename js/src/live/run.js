@@ -86,9 +86,12 @@ export function settingsTrait(model, st, lay) {
   };
 }
 
+export const MSG_SETTINGS = "settings"; // the live page's own: {run_id, settings} first
+
 /**
- * Score `text`: yields [message, buffers] pairs shaped as the kernel's (reset, chunks,
- * done) for PplView's StreamHandler.  `isCancelled()` is asked between windows; a
+ * Score `text`: yields [message, buffers] pairs: the run's settings trait ({type:
+ * "settings"}), then messages shaped as the kernel's (reset, chunks, done) for PplView's
+ * StreamHandler.  A setting it refuses throws an Error with `field`.  `isCancelled()` is asked between windows; a
  * cancelled run yields nothing more.
  */
 export async function* scoreText(model, text, settings, runId, isCancelled = () => false) {
@@ -96,6 +99,7 @@ export async function* scoreText(model, text, settings, runId, isCancelled = () 
   const lay = layOut(model, text, st);
   const windows = planWindows(lay.sequence.length, st.maxLength, st.stride, { firstTarget: lay.firstTarget, prefixEveryWindow: st.prefixEveryWindow });
   const total = lay.nTargets;
+  yield [{ type: MSG_SETTINGS, run_id: runId, settings: settingsTrait(model, st, lay) }, []];
   const levels = { word: null, sentence: null };
   yield [{ type: MSG_RESET, run_id: runId, total_tokens: total, top_k: st.topK, levels, level_notes: { word: LEVEL_NOTE, sentence: LEVEL_NOTE } }, []];
   const sent = new Set();
