@@ -37,6 +37,7 @@ _CSP = ("default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; worker-src 's
         "connect-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; "
         "object-src 'none'; base-uri 'none'; form-action 'none'")
 _PAGE_CSS = """\
+:root { color-scheme: light dark; }
 body { margin: 16px; background: #ffffff; color: #1f1f1f; font: 14px/1.4 system-ui, sans-serif; }
 @media (prefers-color-scheme: dark) { body { background: #1e1e1e; color: #e0e0e0; } }
 .pplv-bar { display: flex; flex-wrap: wrap; gap: 4px 16px; align-items: baseline; margin: 0 0 8px; }

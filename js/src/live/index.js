@@ -64,6 +64,7 @@ export async function mountLive(box, base = document.baseURI) {
   for (const e of entries) note(e.name, "loading…", false);
 
   let runId = 0;
+  let lastGood = null; // the window settings of the last run that started
   const model = new LiveModel(
     {
       text: manifest.text || "",
@@ -130,10 +131,16 @@ export async function mountLive(box, base = document.baseURI) {
     const { msg, buffers } = d;
     if (!msg || msg.run_id !== runId) return; // a run the page has moved on from
     if (msg.type === MSG_SETTINGS) {
-      model.set("settings", msg.settings);
-      model.set("max_length", msg.settings.max_length);
-      model.set("stride", msg.settings.stride);
+      const s = msg.settings;
+      model.set("settings", s);
+      lastGood = { max_length: s.max_length, stride: s.stride, prefix: s.prefix === "bos" ? "bos" : "none", prefix_every_window: s.prefix_every_window };
+      for (const [key, value] of Object.entries(lastGood)) model.set(key, value);
       return;
+    }
+    if (msg.type === MSG_SETTINGS_ERROR && lastGood) {
+      // refused: the controls keep what was typed (and say why), the traits the last
+      // settings that scored, so the next edit scores with them
+      for (const [key, value] of Object.entries(lastGood)) model.set(key, value);
     }
     model.deliver(msg, buffers);
     if (msg.type === MSG_DONE) model.set("status", STATUS_DONE);
