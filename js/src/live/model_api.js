@@ -6,8 +6,8 @@
 //   async function load(entry, baseUrl, fetchFn) -> Model
 //     entry   the manifest's model object {name, kind, files: {role: path}, settings}
 //     baseUrl the URL of the page's folder (files are fetched relative to it)
-//     fetchFn fetch() or a stand-in (tests); a file that cannot be fetched is an Error
-//             whose message names the file
+//     fetchFn the worker's fetch, for files of the page's folder only (or a stand-in in
+//             tests); a file that cannot be fetched is an Error whose message names it
 //
 // Model: {
 //   name: string, kind: string,

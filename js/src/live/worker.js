@@ -18,10 +18,19 @@ const loaded = new Map(); // name -> Promise<Model>
 let latest = 0; // the run the page wants; older ones stop
 const tick = () => new Promise((resolve) => setTimeout(resolve, 0)); // let messages in
 
+/** The fetch a model's loader gets: files of the page's folder only. */
+function fetchIn(baseUrl) {
+  return (file) => {
+    const url = new URL(file, baseUrl).href;
+    if (!url.startsWith(baseUrl)) throw new Error(`${url} is outside the page's folder (${baseUrl})`);
+    return fetch(url);
+  };
+}
+
 function load(entry, baseUrl) {
   const p = (async () => {
     const mod = moduleFor(entry.kind);
-    return checkModel(await mod.load(entry, baseUrl, (url) => fetch(url)), `model "${entry.name}"`);
+    return checkModel(await mod.load(entry, baseUrl, fetchIn(baseUrl)), `model "${entry.name}"`);
   })();
   loaded.set(entry.name, p);
   p.then(

@@ -202,7 +202,7 @@ export function asModel(lm, entry = {}) {
 }
 
 /** model_api.js's load(): the manifest entry names the counts file (files.counts). */
-export async function load(entry, baseUrl, fetchFn = fetch) {
+export async function load(entry, baseUrl, fetchFn) {
   const file = entry.files && entry.files.counts;
   if (!file) throw new Error(`n-gram model "${entry.name}": the manifest names no counts file`);
   const url = new URL(file, baseUrl);
