@@ -175,3 +175,21 @@ def test_page_outside_the_folder_is_refused(browser, site):
     assert blocked.startswith("https://example.com")
     assert pg.refused == []  # it never left the browser
     context.close()
+
+
+def test_bench_live_page_smoke():
+    # benchmarks/bench_live_page.py --smoke: one row per model, every column measured
+    import importlib.util
+
+    from .conftest import ROOT
+
+    spec = importlib.util.spec_from_file_location(
+        "bench_live_page", ROOT / "benchmarks" / "bench_live_page.py")
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    (row,) = bench.main(["--smoke"])
+    assert row["kind"] == "ngram" and row["model_kB"] > 0
+    assert row["first_download_kB"] > row["model_kB"]
+    assert row["first_colours_ms"] > 0 and row["tokens_per_s_long"] > 0
+    assert row["short_tokens"] >= 20 and row["long_tokens"] >= 2 * row["short_tokens"] - 5
+    assert row["python_tokens_per_s_long"] > 0 and row["chromium_rss_MB"] > 0

@@ -7,7 +7,7 @@
 import { h, setText } from "../dom.js";
 import { PplView } from "../view.js";
 import { StaticModel } from "../static.js";
-import { MSG_DONE, MSG_ERROR, MSG_SETTINGS_ERROR, STATUS_DONE, STATUS_ERROR, STATUS_SCORING } from "../protocol.js";
+import { MSG_CHUNK, MSG_DONE, MSG_ERROR, MSG_SETTINGS_ERROR, STATUS_DONE, STATUS_ERROR, STATUS_SCORING } from "../protocol.js";
 import { MSG_SETTINGS } from "./run.js";
 
 /** The anywidget model a PplView reads, backed by the page; its custom messages come from
@@ -96,8 +96,10 @@ export async function mountLive(box, base = document.baseURI) {
     });
   }
 
+  const timings = []; // per run: {runId, model, start, firstPaint, done, tokens} (ms)
   function start() {
     runId += 1;
+    timings.push({ runId, model: entry.name, start: performance.now(), firstPaint: null, done: null, tokens: 0 });
     model.set("error", "");
     model.set("status", STATUS_SCORING);
     const st = entry.settings || {};
@@ -143,6 +145,15 @@ export async function mountLive(box, base = document.baseURI) {
       for (const [key, value] of Object.entries(lastGood)) model.set(key, value);
     }
     model.deliver(msg, buffers);
+    const t = timings[timings.length - 1];
+    if (msg.type === MSG_CHUNK) {
+      t.tokens += msg.count;
+      if (t.firstPaint === null) {
+        t.firstPaint = -1; // the view draws in the next frame: time that
+        requestAnimationFrame(() => (t.firstPaint = performance.now()));
+      }
+    }
+    if (msg.type === MSG_DONE) t.done = performance.now();
     if (msg.type === MSG_DONE) model.set("status", STATUS_DONE);
     else if (msg.type === MSG_ERROR) model.set("status", STATUS_ERROR);
     else if (msg.type === MSG_SETTINGS_ERROR) model.set("status", STATUS_DONE);
@@ -179,7 +190,7 @@ export async function mountLive(box, base = document.baseURI) {
   view.editor.setNote = (s) => setText(view.editor.note, s || EDIT_NOTE);
   view.editor.setNote(null);
   start();
-  return { model, view, worker, status };
+  return { model, view, worker, status, timings };
 }
 
 function kB(bytes) {

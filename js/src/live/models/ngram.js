@@ -110,7 +110,7 @@ export class NGramModel {
     return p;
   }
 
-  /** NGramModel._stats: distribution, entropy and the outcomes most probable first. */
+  /** NGramModel._stats: the distribution and its entropy (top lists made on demand). */
   stats(ctx) {
     const key = ctx.join(",");
     const hit = this.cache.get(key);
@@ -125,32 +125,53 @@ export class NGramModel {
       p = new Float64Array(this.symbols.length);
       entropy = NaN;
     } else {
+      // -sum p log p in numpy's order; a distribution holds few distinct values (every
+      // unseen word of a context has the same), so each value's log is taken once
+      const logs = new Map();
       const terms = [];
-      for (let i = 0; i < p.length; i++) if (p[i] > 0) terms.push(p[i] * log(p[i]));
+      for (let i = 0; i < p.length; i++) {
+        const v = p[i];
+        if (!(v > 0)) continue;
+        let t = logs.get(v);
+        if (t === undefined) logs.set(v, (t = v * log(v)));
+        terms.push(t);
+      }
       entropy = -pairwiseSum(terms);
     }
-    // a stable sort by probability, START (never an outcome) left out
-    const order = [];
-    for (let i = 0; i < p.length; i++) if (i !== START_ID) order.push(i);
-    order.sort((a, b) => p[b] - p[a] || a - b);
-    const stats = { p, entropy, order: Int32Array.from(order) };
+    const stats = { p, entropy, tops: new Map() };
     this.cache.set(key, stats);
     if (this.cache.size > CACHE_SIZE) this.cache.delete(this.cache.keys().next().value);
     return stats;
   }
 
+  /** The k outcomes most probable first, ties by id (Python's stable argsort; START is
+   * never an outcome), without sorting the whole vocabulary. */
+  top(stats, k) {
+    let ids = stats.tops.get(k);
+    if (ids) return ids;
+    const p = stats.p;
+    ids = [];
+    for (let i = 0; i < p.length; i++) {
+      if (i === START_ID) continue;
+      if (ids.length === k && !(p[i] > p[ids[k - 1]])) continue; // not above the k-th
+      let j = ids.length < k ? ids.length : k - 1;
+      while (j > 0 && p[i] > p[ids[j - 1]]) j--; // earlier ids win ties: stay behind them
+      ids.splice(j, 0, i);
+      if (ids.length > k) ids.pop();
+    }
+    ids = Int32Array.from(ids);
+    stats.tops.set(k, ids);
+    return ids;
+  }
+
   /** 1 + the outcomes strictly more probable than id; the last rank for probability 0. */
   rank(stats, id) {
-    const pt = stats.p[id];
+    const p = stats.p;
+    const pt = p[id];
     if (!(pt > 0)) return this.symbols.length - 1;
-    let lo = 0;
-    let hi = stats.order.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1;
-      if (stats.p[stats.order[mid]] > pt) lo = mid + 1;
-      else hi = mid;
-    }
-    return lo + 1;
+    let above = 0;
+    for (let i = 0; i < p.length; i++) if (p[i] > pt) above++;
+    return above + 1;
   }
 }
 
@@ -190,9 +211,10 @@ export function asModel(lm, entry = {}) {
         out.surprisal[i] = pt > 0 ? 0 - log(pt) : Infinity;
         out.entropy[i] = st.entropy;
         out.rank[i] = lm.rank(st, target);
+        const top = lm.top(st, k);
         for (let j = 0; j < k; j++) {
-          out.topkIds[i * k + j] = st.order[j];
-          out.topkProbs[i * k + j] = st.p[st.order[j]];
+          out.topkIds[i * k + j] = top[j];
+          out.topkProbs[i * k + j] = st.p[top[j]];
         }
         out.contextLength[i] = t - lo;
       }
