@@ -47,6 +47,11 @@ def site(tmp_path_factory, lms):
     folder = tmp_path_factory.mktemp("live")
     export_live_page(folder, [MissingFile(), *lms], text=TEXT, title="Live <surprisal>")
     (folder / "transformer-file-removed" / "model.onnx").unlink()
+    yield from served(folder)
+
+
+def served(folder):
+    """python -m http.server on 127.0.0.1 serving folder: yields its URL."""
     port = _free_port()
     server = subprocess.Popen([sys.executable, "-m", "http.server", str(port), "--bind",
                                "127.0.0.1", "--directory", str(folder)],
@@ -174,6 +179,38 @@ def test_page_outside_the_folder_is_refused(browser, site):
     })""")
     assert blocked.startswith("https://example.com")
     assert pg.refused == []  # it never left the browser
+    context.close()
+
+
+@pytest.fixture(scope="module")
+def course_site(tmp_path_factory):
+    import importlib.util
+
+    from .conftest import ROOT
+
+    spec = importlib.util.spec_from_file_location(
+        "course_site_build", ROOT / "examples" / "course_site" / "build.py")
+    build = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(build)
+    out = build.build(tmp_path_factory.mktemp("course"), frozen_model="bigram")
+    yield from served(out)
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_course_site(browser, course_site, scheme):
+    # the lesson: the live bigram beside the frozen to_html page, both drawn, all offline
+    context, pg = open_page(browser, course_site, scheme=scheme)
+    live = pg.frame_locator("iframe[src='live/index.html']")
+    frozen = pg.frame_locator("iframe[src='frozen.html']")
+    live.locator(".pplw-status", has_text="done").wait_for(timeout=20_000)
+    frozen.locator(".pplw-static-ready .pplw-tok").first.wait_for(timeout=20_000)
+    n_live = live.locator(".pplw-content .pplw-tok").count()
+    assert n_live > 10 and n_live == frozen.locator(".pplw-content .pplw-tok").count()
+    # the same model and text on both sides: the same numbers in the panels
+    ppl = ".pplw-ppl-v"
+    assert live.locator(ppl).first.inner_text() == frozen.locator(ppl).first.inner_text()
+    assert pg.refused == [] and pg.errors == []
+    pg.screenshot(path=str(ARTIFACTS / f"course-site-{scheme}.png"), full_page=True)
     context.close()
 
 
