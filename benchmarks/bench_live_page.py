@@ -14,6 +14,7 @@ model as soon as a page with one is given by ``--page`` or built by ``extra_mode
 
     python benchmarks/bench_live_page.py            # n-gram models, a page built here
     python benchmarks/bench_live_page.py --page DIR # every model of an exported page
+    python benchmarks/bench_live_page.py --onnx fp32 int8   # + the default model as ONNX
     python benchmarks/bench_live_page.py --smoke    # seconds: tiny model and texts
 """
 
@@ -54,8 +55,15 @@ def ngram_models(train: str) -> list[Any]:
 
 def extra_models(args: argparse.Namespace) -> list[Any]:
     """Models of other kinds to add as rows (objects with ``live_files``, as
-    ``export_live_page`` takes them): none yet; the ONNX export adds its model here."""
-    return []
+    ``export_live_page`` takes them): the default transformer as ONNX (``--onnx VARIANT``),
+    where this checkout has the ONNX export (``scoring/onnx_files.py``)."""
+    from ppl_widget import load_model
+
+    if not args.onnx:
+        return []
+    from ppl_widget.scoring.onnx_files import OnnxLiveModel  # the onnx branch's export
+
+    return [OnnxLiveModel(load_model(), variant) for variant in args.onnx]
 
 
 def text_of_tokens(lm: Any, source: str, n_tokens: int) -> str:
@@ -198,6 +206,8 @@ def main(argv: list[str] | None = None) -> list[dict[str, Any]]:
     ap.add_argument("--tokens", type=int, default=200, help="the short text's tokens")
     ap.add_argument("--long", type=int, default=10, help="the long text: this many times")
     ap.add_argument("--train-chars", type=int, default=300_000)
+    ap.add_argument("--onnx", nargs="*", default=[], metavar="VARIANT",
+                    help="add the default model as ONNX rows (fp32, int8, q4)")
     ap.add_argument("--smoke", action="store_true", help="tiny model and texts (seconds)")
     ap.add_argument("--out", type=Path, help="write the rows as JSON")
     args = ap.parse_args(argv)
@@ -210,7 +220,8 @@ def main(argv: list[str] | None = None) -> list[dict[str, Any]]:
     lms: dict[str, Any] = {}
     if args.page is None:
         models = ngram_models(train)[:1 if args.smoke else None] + extra_models(args)
-        lms = {m.name: m for m in models}
+        # Python's side of each row: the model itself, or the one a browser copy was made of
+        lms = {m.name: getattr(m, "lm", m) for m in models}
         folder = Path(tempfile.mkdtemp(prefix="bench-live-"))
         export_live_page(folder, models, text=held_out[:400])
     else:

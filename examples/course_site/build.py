@@ -8,6 +8,7 @@ network (api.mystmd.org) at build time, so it cannot build offline; the folders 
 into a Jupyter Book's static files unchanged where the build can reach its theme.
 
     python examples/course_site/build.py [--out DIR] [--frozen-model default|bigram]
+                                         [--transformer fp32|int8|q4]
 
 Writes ``DIR/index.html`` (the lesson), ``DIR/live/`` (export_live_page) and
 ``DIR/frozen.html`` (ScoreResult.to_html).
@@ -48,10 +49,10 @@ possible next token a probability. The <em>surprisal</em> of the token that real
 &minus;log<sub>2</sub> of its probability, in bits: a token the model expected costs few bits,
 a surprising one many. Perplexity is 2 to the power of the mean surprisal.</p>
 <p>On the left, a <strong>{live_model}</strong> trained on {n_sentences} sentences scores
-whatever you type, in your browser (nothing is sent anywhere). On the right, the same text
-scored once by <strong>{frozen_model}</strong> when this page was built. Hover a token to
-see its probability and the model's other guesses; change a word on the left and watch its
-colour and the words after it change.</p>
+whatever you type, in your browser (nothing is sent anywhere){more_models}. On the right,
+the same text scored once by <strong>{frozen_model}</strong> when this page was built.
+Hover a token to see its probability and the model's other guesses; change a word on the
+left and watch its colour and the words after it change.</p>
 <ul>
 <li>Which words does the bigram find surprising? Are they rare words, or common words in an
 unusual order?</li>
@@ -68,12 +69,17 @@ never seen?</li>
 """
 
 
-def live_models(sentences: list[str]) -> list[Any]:
-    """The live page's models: the bigram; the default transformer joins once the browser
-    export of transformers (ONNX) is in (an object with ``live_files``, see live_page.py)."""
-    from ppl_widget import NGramModel
+def live_models(sentences: list[str], transformer: str | None) -> list[Any]:
+    """The live page's models: the bigram, and the default transformer as ONNX in the given
+    variant (the ONNX export: ``scoring/onnx_files.py``), None for none."""
+    from ppl_widget import NGramModel, load_model
 
-    return [NGramModel(2, "kneser-ney").fit(sentences)]
+    models: list[Any] = [NGramModel(2, "kneser-ney").fit(sentences)]
+    if transformer:
+        from ppl_widget.scoring.onnx_files import OnnxLiveModel  # the ONNX export
+
+        models.append(OnnxLiveModel(load_model(), transformer))
+    return models
 
 
 def frozen_result(which: str, sentences: list[str]) -> Any:
@@ -83,15 +89,18 @@ def frozen_result(which: str, sentences: list[str]) -> Any:
     return score(TEXT, lm)
 
 
-def build(out: Path, frozen_model: str = "default") -> Path:
+def build(out: Path, frozen_model: str = "default", transformer: str | None = None) -> Path:
     from ppl_widget import export_live_page
 
     sentences = (HERE / "corpus.txt").read_text(encoding="utf-8").splitlines()
-    models = live_models(sentences)
+    models = live_models(sentences, transformer)
     export_live_page(out / "live", models, text=TEXT, title="Type here: surprisal, live")
     frozen = frozen_result(frozen_model, sentences)
     frozen.to_html(out / "frozen.html")
+    more = "".join(f"; the menu above it also has <strong>{html.escape(m.name)}</strong>"
+                   for m in models[1:])
     page = LESSON.format(live_model=html.escape(models[0].name), n_sentences=len(sentences),
+                         more_models=more,
                          frozen_model=html.escape(str(frozen.settings.get("model"))))
     (out / "index.html").write_text(page, encoding="utf-8")
     return out
@@ -102,8 +111,10 @@ def main() -> None:
     ap.add_argument("--out", type=Path, default=HERE / "_site")
     ap.add_argument("--frozen-model", choices=("default", "bigram"), default="default",
                     help="the frozen result's model (default: the package's default model)")
+    ap.add_argument("--transformer", choices=("fp32", "int8", "q4"),
+                    help="also the default model in the live page, as ONNX in this variant")
     args = ap.parse_args()
-    print(build(args.out, args.frozen_model) / "index.html")
+    print(build(args.out, args.frozen_model, args.transformer) / "index.html")
 
 
 if __name__ == "__main__":
