@@ -9,6 +9,7 @@ model as soon as a page with one is given by ``--page`` or built by ``extra_mode
   the first frame after its first chunk, for a ~200-token text;
 * tokens/s: the same text's whole run, then a ~10x longer one (typed into the page), beside
   Python's ``score()`` of the same text with the same model where Python has it (ratio);
+* typing: the page thread's longest task (over 50 ms) while the long text is scored;
 * memory: the page's JS heap (``performance.memory``) and the RSS of all Chromium processes
   (the worker included) after the long run.
 
@@ -152,7 +153,12 @@ def bench(folder: Path, texts: dict[str, str], lms: dict[str, Any]) -> list[dict
                 pg.goto(f"{url}index.html?model={urllib.request.quote(entry['name'])}")
                 first = run_in_page(pg, None)  # the page's own first run: manifest text
                 short = run_in_page(pg, texts["short"])
+                # typing stays responsive: the page thread's longest task while it runs
+                pg.evaluate("() => { window.__long = []; new PerformanceObserver((l) => "
+                            "l.getEntries().forEach((e) => window.__long.push(e.duration)))"
+                            ".observe({type: 'longtask'}); }")
                 long = run_in_page(pg, texts["long"])
+                longest = pg.evaluate("() => Math.max(0, ...window.__long)")
                 heap = pg.evaluate("() => performance.memory ? "
                                    "performance.memory.usedJSHeapSize : null")
                 lm = lms.get(entry["name"])
@@ -168,6 +174,7 @@ def bench(folder: Path, texts: dict[str, str], lms: dict[str, Any]) -> list[dict
                     "long_tokens": long["tokens"],
                     "tokens_per_s_long": long["tokens"] / (long["done"] - long["start"]) * 1e3,
                     "python_tokens_per_s_long": python_rate(lm, texts["long"]) if lm else None,
+                    "longest_page_task_ms": longest,
                     "js_heap_MB": heap / 2**20 if heap else None,
                     "chromium_rss_MB": chromium_rss_mb(),
                 })
@@ -186,7 +193,7 @@ def fmt(v: Any, spec: str = ".0f") -> str:
 def print_table(rows: list[dict[str, Any]]) -> None:
     print(f"{'model':34} {'kind':6} {'model kB':>9} {'page kB':>8} {'load→1st':>9} "
           f"{'1st col':>8} {'tok/s 200':>10} {'tok/s long':>11} {'Python':>9} "
-          f"{'JS/Py':>6} {'heap MB':>8} {'RSS MB':>7}")
+          f"{'JS/Py':>6} {'task ms':>8} {'heap MB':>8} {'RSS MB':>7}")
     for r in rows:
         py = r["python_tokens_per_s_long"]
         ratio = r["tokens_per_s_long"] / py if py else None
@@ -197,7 +204,8 @@ def print_table(rows: list[dict[str, Any]]) -> None:
               f"{fmt(r['js_heap_MB'], '.1f'):>8} {fmt(r['chromium_rss_MB']):>7}")
     print("load→1st: from the page's start to its first coloured frame; 1st col: from a new "
           "text's run start to its first coloured frame (~200 tokens); JS/Py: the long "
-          "text's tokens/s in the browser over Python's score() on this CPU")
+          "text's tokens/s in the browser over Python's score() on this CPU; task ms: the "
+          "page thread's longest task during the long run (0: none over 50 ms)")
 
 
 def main(argv: list[str] | None = None) -> list[dict[str, Any]]:

@@ -230,3 +230,4 @@ def test_bench_live_page_smoke():
     assert row["first_colours_ms"] > 0 and row["tokens_per_s_long"] > 0
     assert row["short_tokens"] >= 20 and row["long_tokens"] >= 2 * row["short_tokens"] - 5
     assert row["python_tokens_per_s_long"] > 0 and row["chromium_rss_MB"] > 0
+    assert row["longest_page_task_ms"] >= 0
