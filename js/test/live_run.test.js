@@ -6,7 +6,7 @@ import assert from "node:assert/strict";
 import test from "node:test";
 import { decodeChunk } from "../src/decode.js";
 import { checkModel, checkScores, checkTokens } from "../src/live/model_api.js";
-import { MSG_SETTINGS, runSettings, scoreText } from "../src/live/run.js";
+import { CHUNK_MAX, MSG_SETTINGS, runSettings, scoreText } from "../src/live/run.js";
 import { MSG_CHUNK, MSG_DONE, MSG_RESET } from "../src/protocol.js";
 
 /** A character-level "transformer": token = code unit + 10, BOS 1, EOS 2; surprisal of a
@@ -125,4 +125,15 @@ test("the validator names what a model breaks", () => {
   assert.equal(checkScores(good, 2, 3), good);
   assert.throws(() => checkScores({ ...good, surprisal: new Float32Array(2) }, 2, 3), /surprisal as a Float64Array of 2/);
   assert.throws(() => checkScores({ ...good, topkIds: new Int32Array(4) }, 2, 3), /topkIds as a Int32Array of 6/);
+});
+
+test("a long window goes out in slices of CHUNK_MAX tokens, each its own targets", async () => {
+  const model = { ...standIn(), maxLength: 1024 };
+  const text = "x".repeat(700);
+  const msgs = await collect(model, text, { top_k: 3 });
+  const chunks = msgs.filter(([m]) => m.type === MSG_CHUNK).map(([m, b]) => decodeChunk(m, b));
+  assert.deepEqual(chunks.map((c) => c.count), [CHUNK_MAX, CHUNK_MAX, 700 - 2 * CHUNK_MAX]);
+  assert.deepEqual(chunks.map((c) => c.start), [0, CHUNK_MAX, 2 * CHUNK_MAX]);
+  assert.deepEqual([...chunks[2].fields.context_length.slice(-1)], [700]);
+  assert.deepEqual([...chunks[1].fields.surprisal.slice(0, 1)], [Math.fround(("x".charCodeAt(0) + 10) / 10)]);
 });

@@ -11,6 +11,7 @@ import { partitionOffsets, TextUnits } from "./text_units.js";
 import { checkWindowSettings, defaultStride, planWindows } from "./windows.js";
 
 export const DEFAULT_TOP_K = 5;
+export const CHUNK_MAX = 256; // tokens per chunk message
 const LEVEL_NOTE = "word and sentence levels need the kernel (the live page colours tokens)";
 
 /**
@@ -113,51 +114,56 @@ export async function* scoreText(model, text, settings, runId, isCancelled = () 
     const targets = lay.sequence.slice(w.targetStart, w.targetEnd);
     const scores = checkScores(await model.scoreWindow(inputs, nT, st.topK, targets), nT, st.topK, model.name);
     if (isCancelled()) return;
-    const start = w.targetStart - lay.firstTarget;
-    const fields = chunkFields(lay, start, nT, targets, scores, w);
-    const vocab = {};
-    for (const id of [...targets, ...scores.topkIds]) {
-      if (!sent.has(id)) {
-        sent.add(id);
-        vocab[id] = model.decode(id);
+    // a window's tokens go out in slices: the page draws each in a short task, so typing
+    // is never held up by a thousand spans at once
+    for (let a = 0; a < nT; a += CHUNK_MAX) {
+      const n = Math.min(CHUNK_MAX, nT - a);
+      const start = w.targetStart - lay.firstTarget + a;
+      const fields = chunkFields(lay, start, a, n, targets, scores, w, st.topK);
+      const vocab = {};
+      for (const id of [...fields.token_ids, ...fields.topk_ids]) {
+        if (!sent.has(id)) {
+          sent.add(id);
+          vocab[id] = model.decode(id);
+        }
       }
+      for (let i = 0; i < n; i++) {
+        sums.nats += scores.surprisal[a + i];
+        sums.words += fields.units[3 * i];
+        sums.chars += fields.units[3 * i + 1];
+        sums.bytes += fields.units[3 * i + 2];
+      }
+      sums.tokens += n;
+      const elapsed = (performance.now() - t0) / 1000;
+      const done = start + n;
+      const rate = elapsed > 0 ? done / elapsed : null;
+      const progress = { done, total, tokens_per_s: rate, eta_s: rate ? (total - done) / rate : null, elapsed_s: elapsed };
+      const buffers = CHUNK_FIELDS.map(([name]) => fields[name].buffer);
+      yield [{ type: MSG_CHUNK, run_id: runId, start, count: n, top_k: st.topK, vocab, progress }, buffers];
+      if (isCancelled()) return;
     }
-    for (let i = 0; i < nT; i++) {
-      sums.nats += scores.surprisal[i];
-      sums.words += fields.units[3 * i];
-      sums.chars += fields.units[3 * i + 1];
-      sums.bytes += fields.units[3 * i + 2];
-    }
-    sums.tokens += nT;
-    const elapsed = (performance.now() - t0) / 1000;
-    const done = start + nT;
-    const rate = elapsed > 0 ? done / elapsed : null;
-    const progress = { done, total, tokens_per_s: rate, eta_s: rate ? (total - done) / rate : null, elapsed_s: elapsed };
-    const buffers = CHUNK_FIELDS.map(([name]) => fields[name].buffer);
-    yield [{ type: MSG_CHUNK, run_id: runId, start, count: nT, top_k: st.topK, vocab, progress }, buffers];
   }
   yield [{ type: MSG_DONE, run_id: runId, partial: false, metrics: metricsFromSums(sums) }, []];
 }
 
-function chunkFields(lay, start, n, targets, s, w) {
-  const k = n ? s.topkIds.length / n : 0;
+/** The chunk fields of targets [a, a + n) of a window's scores (the run's tokens from start). */
+function chunkFields(lay, start, a, n, targets, s, w, k) {
   const context = new Int32Array(n);
-  for (let i = 0; i < n; i++) context[i] = s.contextLength ? s.contextLength[i] : w.targetStart + i - w.inputStart;
+  for (let i = 0; i < n; i++) context[i] = s.contextLength ? s.contextLength[a + i] : w.targetStart + a + i - w.inputStart;
   return {
-    token_ids: Int32Array.from(targets),
+    token_ids: Int32Array.from(targets.subarray(a, a + n)),
     start16: lay.start16.slice(start, start + n),
     end16: lay.end16.slice(start, start + n),
-    surprisal: Float32Array.from(s.surprisal),
-    entropy: Float32Array.from(s.entropy),
-    rank: Int32Array.from(s.rank),
+    surprisal: Float32Array.from(s.surprisal.subarray(a, a + n)),
+    entropy: Float32Array.from(s.entropy.subarray(a, a + n)),
+    rank: Int32Array.from(s.rank.subarray(a, a + n)),
     context_length: context,
     units: lay.units.slice(3 * start, 3 * (start + n)),
-    topk_ids: Int32Array.from(s.topkIds),
-    topk_probs: Float32Array.from(s.topkProbs),
+    topk_ids: Int32Array.from(s.topkIds.subarray(a * k, (a + n) * k)),
+    topk_probs: Float32Array.from(s.topkProbs.subarray(a * k, (a + n) * k)),
     word: new Int32Array(n).fill(-1),
     sentence: new Int32Array(n).fill(-1),
     bow_prob: new Float32Array(n).fill(NaN),
     context_gain: new Float32Array(n).fill(NaN),
-    k,
   };
 }
