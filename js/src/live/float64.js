@@ -97,11 +97,21 @@ export function pairwiseSum(a, from = 0, n = a.length - from) {
     return res;
   }
   if (n <= 128) {
-    const r = [];
-    for (let j = 0; j < 8; j++) r.push(a[from + j]);
+    let r0 = a[from], r1 = a[from + 1], r2 = a[from + 2], r3 = a[from + 3];
+    let r4 = a[from + 4], r5 = a[from + 5], r6 = a[from + 6], r7 = a[from + 7];
     let i = 8;
-    for (; i < n - (n % 8); i += 8) for (let j = 0; j < 8; j++) r[j] += a[from + i + j];
-    let res = r[0] + r[1] + (r[2] + r[3]) + (r[4] + r[5] + (r[6] + r[7]));
+    for (; i < n - (n % 8); i += 8) {
+      const j = from + i;
+      r0 += a[j];
+      r1 += a[j + 1];
+      r2 += a[j + 2];
+      r3 += a[j + 3];
+      r4 += a[j + 4];
+      r5 += a[j + 5];
+      r6 += a[j + 6];
+      r7 += a[j + 7];
+    }
+    let res = r0 + r1 + (r2 + r3) + (r4 + r5 + (r6 + r7));
     for (; i < n; i++) res += a[from + i];
     return res;
   }

@@ -45,6 +45,7 @@ export class NGramModel {
     this.cont = data.cont.map(tables);
     this.regex = segmenter(data.unit);
     this.cache = new Map();
+    this.lower = new Map();
   }
 
   /** {ids, offsets} of a text: offsets in UTF-16 code units, two per token. */
@@ -95,7 +96,7 @@ export class NGramModel {
     // interpolated Kneser-Ney: raw counts at the top, continuation counts below
     let lower;
     if (ctx.length) {
-      lower = this.vector(ctx.slice(1), false);
+      lower = this.lowerVector(ctx.slice(1));
     } else {
       lower = new Float64Array(size).fill(1 / outcomes);
       lower[START_ID] = 0;
@@ -108,6 +109,19 @@ export class NGramModel {
       p[table.ids[j]] += Math.max(table.counts[j] - this.discount, 0) / table.total;
     }
     return p;
+  }
+
+  /** vector(ctx, false), kept: every context of a length shares its lower orders (read
+   * only; a vector of the vocabulary's size is costly to allocate). */
+  lowerVector(ctx) {
+    const key = ctx.join(",");
+    let v = this.lower.get(key);
+    if (!v) {
+      v = this.vector(ctx, false);
+      this.lower.set(key, v);
+      if (this.lower.size > CACHE_SIZE) this.lower.delete(this.lower.keys().next().value);
+    }
+    return v;
   }
 
   /** NGramModel._stats: the distribution and its entropy (top lists made on demand). */
@@ -128,15 +142,16 @@ export class NGramModel {
       // -sum p log p in numpy's order; a distribution holds few distinct values (every
       // unseen word of a context has the same), so each value's log is taken once
       const logs = new Map();
-      const terms = [];
+      const terms = this.scratch || (this.scratch = new Float64Array(p.length));
+      let n = 0;
       for (let i = 0; i < p.length; i++) {
         const v = p[i];
         if (!(v > 0)) continue;
         let t = logs.get(v);
         if (t === undefined) logs.set(v, (t = v * log(v)));
-        terms.push(t);
+        terms[n++] = t;
       }
-      entropy = -pairwiseSum(terms);
+      entropy = -pairwiseSum(terms, 0, n);
     }
     const stats = { p, entropy, tops: new Map() };
     this.cache.set(key, stats);
