@@ -214,17 +214,20 @@ def test_course_site(browser, course_site, scheme):
     context.close()
 
 
-def test_bench_live_page_smoke():
-    # benchmarks/bench_live_page.py --smoke: one row per model, every column measured
-    import importlib.util
+def test_bench_live_page_smoke(tmp_path):
+    # benchmarks/bench_live_page.py --smoke, in its own process (it drives its own
+    # Chromium): one row per model, every column measured
+    import json
 
     from .conftest import ROOT
 
-    spec = importlib.util.spec_from_file_location(
-        "bench_live_page", ROOT / "benchmarks" / "bench_live_page.py")
-    bench = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(bench)
-    (row,) = bench.main(["--smoke"])
+    out = tmp_path / "rows.json"
+    proc = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "bench_live_page.py"),
+                           "--smoke", "--out", str(out)], capture_output=True, text=True,
+                          timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert "load→1st" in proc.stdout and "JS/Py" in proc.stdout
+    (row,) = json.loads(out.read_text())
     assert row["kind"] == "ngram" and row["model_kB"] > 0
     assert row["first_download_kB"] > row["model_kB"]
     assert row["first_colours_ms"] > 0 and row["tokens_per_s_long"] > 0
