@@ -169,6 +169,36 @@ def test_typing_rescores_and_markup_stays_text(browser, site, lms):
     context.close()
 
 
+def test_cancel_keeps_what_was_scored(browser, site, lms):
+    context, pg = open_page(browser, site)
+    shown(pg)
+    long_text = " ".join(TRAIN * 2500)  # ~60k tokens
+    # the reader presses Cancel as the first chunk is drawn (inside the page: no round trip)
+    pg.evaluate(f"""t => {{
+        const l = document.querySelector('{BOX}').pplwLive, deliver = l.model.deliver.bind(l.model);
+        l.model.deliver = (msg, b) => {{
+            deliver(msg, b);
+            if (msg.type === 'chunk') {{
+                l.model.deliver = deliver;
+                document.querySelector('.pplw-progress .pplw-btn').click();
+            }}
+        }};
+        l.model.set('text', t); l.model.save_changes();
+    }}""", long_text)
+    pg.wait_for_function("() => document.querySelector('.pplw-status').textContent === "
+                         "'cancelled'", timeout=20_000)
+    pg.wait_for_timeout(1500)  # nothing more arrives
+    got = pg.evaluate(f"""() => {{ const s = document.querySelector('{BOX}').pplwLive.view.store;
+        return {{n: s.length, total: s.totalTokens, partial: s.final && s.final.partial}}; }}""")
+    assert 0 < got["n"] <= 1024 < got["total"] and got["partial"] is True
+    assert pg.locator(".pplw-content .pplw-tok").count() == got["n"]
+    # the next edit scores again, in full
+    pg.evaluate(f"t => {{ const l = document.querySelector('{BOX}').pplwLive; "
+                "l.model.set('text', t); l.model.save_changes(); }", TEXT)
+    same_as_python(shown(pg), lms[0])
+    context.close()
+
+
 def test_page_outside_the_folder_is_refused(browser, site):
     # the page's Content-Security-Policy refuses a request out of the folder in the browser
     context, pg = open_page(browser, site)

@@ -7,19 +7,26 @@
 import { h, setText } from "../dom.js";
 import { PplView } from "../view.js";
 import { StaticModel } from "../static.js";
-import { MSG_CHUNK, MSG_DONE, MSG_ERROR, MSG_SETTINGS_ERROR, STATUS_DONE, STATUS_ERROR, STATUS_SCORING } from "../protocol.js";
+import { MSG_CANCEL, MSG_CHUNK, MSG_DONE, MSG_ERROR, MSG_SETTINGS_ERROR, STATUS_CANCELLED, STATUS_DONE, STATUS_ERROR, STATUS_SCORING } from "../protocol.js";
 import { MSG_SETTINGS } from "./run.js";
 
 /** The anywidget model a PplView reads, backed by the page; its custom messages come from
  * the worker, and a change the view saves (text, window settings) starts a new run. */
 export class LiveModel extends StaticModel {
-  constructor(state, onSave) {
+  constructor(state, onSave, onSend = () => {}) {
     super(state);
     this.onSave = onSave;
+    this.onSend = onSend;
   }
 
   save_changes() {
     this.onSave();
+  }
+
+  /** What the view would send the kernel (the Cancel button's cancel message). */
+  send(content) {
+    super.send(content);
+    this.onSend(content);
   }
 
   /** A kernel-shaped message for the view (StreamHandler.onMessage). */
@@ -84,6 +91,14 @@ export async function mountLive(box, base = document.baseURI) {
       bow_correction: false,
     },
     () => schedule(),
+    (content) => {
+      if (!content || content.type !== MSG_CANCEL || model.get("status") !== STATUS_SCORING) return;
+      worker.postMessage({ type: "cancel" }); // the worker stops between windows
+      // the view keeps what was scored, as a widget's cancelled run: partial
+      model.deliver({ type: MSG_DONE, run_id: runId, partial: true, metrics: null }, []);
+      runId += 1; // what is still on its way belongs to no run the page shows
+      model.set("status", STATUS_CANCELLED);
+    },
   );
 
   let pending = false;
