@@ -90,12 +90,13 @@ def test_metrics(case: dict) -> None:
 WINDOWS = json.loads((CASES / "windows.json").read_text(encoding="utf-8"))
 TEXT_UNITS = json.loads((CASES / "text_units.json").read_text(encoding="utf-8"))
 NGRAM = json.loads((CASES / "ngram.json").read_text(encoding="utf-8"))
+LOGS = json.loads((CASES / "log.json").read_text(encoding="utf-8"))
 
 
 def test_the_live_tables_are_the_ones_generate_writes() -> None:
     for cases, rows in ((generate.window_cases(), WINDOWS),
                         (generate.text_unit_cases(), TEXT_UNITS),
-                        (generate.ngram_cases(), NGRAM)):
+                        (generate.ngram_cases(), NGRAM), (generate.log_cases(), LOGS)):
         assert json.loads(json.dumps(generate.json_safe(cases))) == rows
 
 

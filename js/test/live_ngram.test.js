@@ -97,3 +97,21 @@ test("n-gram: prefix_every_window is refused as score() refuses it", () => {
   assert.throws(() => runSettings(model, { max_length: 4, stride: 5 }), (e) => e.field === "stride" && /must not exceed max_length/.test(e.message));
   assert.equal(layOut(model, "the cat", { prefix: "none" }).nUnscored, 1);
 });
+
+test("log: correctly rounded on every case (tests/cases/log.json, mpmath at 200 bits)", async () => {
+  const { log } = await import("../src/live/float64.js");
+  const cases = JSON.parse(readFileSync(new URL("../../tests/cases/log.json", import.meta.url), "utf8"));
+  const hex = (s) => {
+    // float.hex(): [-]0x1.hhhp±e or 0x0.hhhp-1022 (subnormal)
+    const m = /^(-?)0x([01])\.([0-9a-f]*)p([+-]\d+)$/.exec(s);
+    const mant = BigInt(`0x${m[2]}${m[3].padEnd(13, "0")}`);
+    const e = Number(m[4]) - 52;
+    const v = e < -1000 ? Number(mant) * 2 ** (e + 600) * 2 ** -600 : Number(mant) * 2 ** e; // exact
+    return m[1] ? -v : v;
+  };
+  const bad = cases.filter((c) => log(hex(c.x)) !== hex(c.log)).map((c) => `${c.x}: ${log(hex(c.x))} != ${hex(c.log)}`);
+  assert.ok(cases.length > 500);
+  assert.deepEqual(bad, []);
+  // and V8's own Math.log is not: the table tells them apart
+  assert.ok(cases.some((c) => Math.log(hex(c.x)) !== hex(c.log)));
+});

@@ -1,5 +1,5 @@
 """Write the shared cases (token_ranges.json, metrics.json, and the live page's
-windows.json, text_units.json, ngram.json: live_cases.py) that the Python
+windows.json, text_units.json, ngram.json, log.json: live_cases.py) that the Python
 (tests/test_shared_cases.py) and the front end (js/test/shared_cases.test.js) both run.
 
 The expected outputs are computed here by the Python rules (core/tokens.tokens_in_span,
@@ -23,9 +23,9 @@ from ppl_widget.core.result import ScoreResult
 from ppl_widget.core.tokens import tokens_in_span
 
 try:  # run as a script (python3 tests/cases/generate.py) or imported by the tests
-    from live_cases import ngram_cases, text_unit_cases, window_cases
+    from live_cases import log_cases, ngram_cases, text_unit_cases, window_cases
 except ImportError:  # pragma: no cover
-    from .live_cases import ngram_cases, text_unit_cases, window_cases
+    from .live_cases import log_cases, ngram_cases, text_unit_cases, window_cases
 
 HERE = Path(__file__).parent
 
@@ -122,3 +122,4 @@ if __name__ == "__main__":
     write("windows.json", window_cases())
     write("text_units.json", text_unit_cases())
     write("ngram.json", ngram_cases())
+    write("log.json", log_cases())

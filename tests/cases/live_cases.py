@@ -87,6 +87,22 @@ def text_unit_cases(seed: int = 11) -> list[dict[str, Any]]:
     return cases
 
 
+def log_cases(seed: int = 3) -> list[dict[str, Any]]:
+    """Natural logs rounded correctly (mpmath at 200 bits): what js/src/live/float64.js's
+    log must give, bit for bit; probabilities as the n-gram makes them, and the edges
+    (subnormals, next to 1, the largest double).  Values as float.hex() strings."""
+    import mpmath
+
+    rng = random.Random(seed)
+    xs = [rng.randint(1, 10**6) / rng.randint(10**6, 10**8) for _ in range(300)]
+    xs += [rng.random() for _ in range(150)] + [1 + rng.random() * 1e-6 for _ in range(30)]
+    xs += [1 - rng.random() * 1e-9 for _ in range(20)] + [rng.random() * 1e300 for _ in range(10)]
+    xs += [5e-324, 1e-310, 2.2250738585072014e-308, 0.5, 2.0, 1.7976931348623157e308,
+           float.fromhex("0x1.6a09e667f3bcdp+0"), float.fromhex("0x1.6a09e667f3bccp+0")]
+    with mpmath.workprec(200):
+        return [{"x": x.hex(), "log": float(mpmath.log(mpmath.mpf(x))).hex()} for x in xs]
+
+
 TRAIN = ["the cat sat on the mat", "the dog sat on the log", "a cat and a dog met",
          "the mat was red", "naïve café owners sat down 😀", "the cat saw the dog"]
 NGRAM_MODELS = [  # (order, smoothing, unit, keywords)
