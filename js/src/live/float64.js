@@ -57,10 +57,33 @@ const INV_ODD = Array.from({ length: TERMS }, (_, k) => div([1, 0], [2 * k + 1, 
 const SQRT2 = Math.SQRT2;
 const bits = new DataView(new ArrayBuffer(8));
 
+/** ln(m) for m in [1/sqrt2, 2] in double-double: 2 atanh((m-1)/(m+1)) summed in full
+ * (slow: it makes the table below once). */
+function lnSeries(m) {
+  let e = 0;
+  if (m > SQRT2) {
+    m /= 2;
+    e = 1;
+  }
+  const s = div([m - 1, 0], twoSum(m, 1)); // m - 1 is exact here
+  const s2 = mul(s, s);
+  let p = INV_ODD[TERMS - 1];
+  for (let k = TERMS - 2; k >= 0; k--) p = add(mul(p, s2), INV_ODD[k]);
+  const lnM = mul(s, p);
+  return add(mul([e, 0], LN2), [2 * lnM[0], 2 * lnM[1]]);
+}
+
+// m in [0.75, 1.5) falls in one of 193 intervals of width 1/256 centred on c_j (multiples
+// of 2^-9, 1 among them: no cancellation next to 1), and ln m = ln c_j + 2 atanh(s),
+// s = (m - c_j)/(m + c_j), |s| < 2^-10: a few terms.
+const GRID = 0.75 - 1 / 512;
+const CENTRES = Float64Array.from({ length: 193 }, (_, j) => GRID + (j + 0.5) / 256);
+const LN_CENTRES = Array.from(CENTRES, (c) => (c === 1 ? [0, 0] : lnSeries(c)));
+const THIRD = INV_ODD[1];
+
 /**
- * ln(x), correctly rounded (to nearest) but for arguments within about 2^-100 of a
- * rounding midpoint: x = 2^e m with m in [1/sqrt2, sqrt2], ln m = 2 atanh((m-1)/(m+1))
- * summed in double-double arithmetic.
+ * ln(x), correctly rounded (to nearest) but for arguments within about 2^-95 of a
+ * rounding midpoint: x = 2^e m, ln x = e ln 2 + ln c + 2 atanh(s) in double-double.
  */
 export function log(x) {
   if (!(x > 0)) return x === 0 ? -Infinity : NaN;
@@ -76,16 +99,19 @@ export function log(x) {
   let e = ((hiWord >>> 20) & 0x7ff) - 1023 + scale;
   bits.setUint32(0, (hiWord & 0x800fffff) | 0x3ff00000); // exponent 0: m in [1, 2)
   let m = bits.getFloat64(0);
-  if (m > SQRT2) {
+  if (m >= 1.5) {
     m /= 2;
     e += 1;
   }
-  const s = div([m - 1, 0], twoSum(m, 1)); // m - 1 is exact here
+  const j = Math.floor((m - GRID) * 256);
+  const c = CENTRES[j];
+  const s = div([m - c, 0], twoSum(m, c)); // m - c is exact (Sterbenz)
   const s2 = mul(s, s);
-  let p = INV_ODD[TERMS - 1];
-  for (let k = TERMS - 2; k >= 0; k--) p = add(mul(p, s2), INV_ODD[k]);
-  const lnM = mul(s, p);
-  const r = add(mul([e, 0], LN2), [2 * lnM[0], 2 * lnM[1]]);
+  const h = s2[0];
+  const tail = h * h * (1 / 5 + h * (1 / 7 + h * (1 / 9 + h * (1 / 11 + h / 13))));
+  const t = add(mul(s2, THIRD), [tail, 0]); // s^2/3 + s^4/5 + ...
+  const half = add(s, mul(s, t)); // atanh(s)
+  const r = add(add(mul([e, 0], LN2), LN_CENTRES[j]), [2 * half[0], 2 * half[1]]);
   return r[0] + r[1];
 }
 
