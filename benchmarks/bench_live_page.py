@@ -201,7 +201,8 @@ def print_table(rows: list[dict[str, Any]]) -> None:
               f"{r['first_download_kB']:8.1f} {fmt(r['first_colours_ms_page_load']):>7}ms "
               f"{fmt(r['first_colours_ms']):>6}ms {fmt(r['tokens_per_s_short']):>10} "
               f"{fmt(r['tokens_per_s_long']):>11} {fmt(py):>9} {fmt(ratio, '.2f'):>6} "
-              f"{fmt(r['longest_page_task_ms']):>8} {fmt(r['js_heap_MB'], '.1f'):>8} {fmt(r['chromium_rss_MB']):>7}")
+              f"{fmt(r['longest_page_task_ms']):>8} {fmt(r['js_heap_MB'], '.1f'):>8} "
+              f"{fmt(r['chromium_rss_MB']):>7}")
     print("load→1st: from the page's start to its first coloured frame; 1st col: from a new "
           "text's run start to its first coloured frame (~200 tokens); JS/Py: the long "
           "text's tokens/s in the browser over Python's score() on this CPU; task ms: the "

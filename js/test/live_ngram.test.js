@@ -30,7 +30,7 @@ function ulps(a, b) {
 /** Every per-token array of one case, as the worker's chunks carry them (float64 kept). */
 async function scoreCase(c) {
   const model = asModel(lmOf(c.model), { name: "case" });
-  const out = { token_ids: [], start16: [], end16: [], units: [], rank: [], context_length: [], topk_ids: [], topk_probs: [], surprisal: [], entropy: [] };
+  const out = { word: [], words: null, token_ids: [], start16: [], end16: [], units: [], rank: [], context_length: [], topk_ids: [], topk_probs: [], surprisal: [], entropy: [] };
   // float64 surprisal and entropy straight from scoreWindow (the chunks carry float32)
   const inner = model.scoreWindow;
   model.scoreWindow = async (...args) => {
@@ -40,9 +40,10 @@ async function scoreCase(c) {
     return s;
   };
   for await (const [msg, buffers] of scoreText(model, c.text, c.settings, 1)) {
+    if (msg.type === "reset") out.words = [...new Int32Array(buffers[0])].map((s, u) => [s, new Int32Array(buffers[1])[u]]);
     if (msg.type !== MSG_CHUNK) continue;
     const f = Object.fromEntries(CHUNK_FIELDS.map(([name, dtype], i) => [name, dtype === "<f4" ? new Float32Array(buffers[i]) : new Int32Array(buffers[i])]));
-    for (const key of ["token_ids", "start16", "end16", "rank", "context_length"]) out[key].push(...f[key]);
+    for (const key of ["token_ids", "start16", "end16", "rank", "context_length", "word"]) out[key].push(...f[key]);
     out.units.push(...f.units);
     out.topk_ids.push(...f.topk_ids);
     out.topk_probs.push(...f.topk_probs);
@@ -66,7 +67,8 @@ test("n-gram: the browser's scores are Python's, token by token", async () => {
   for (const [n, c] of CASES.entries()) {
     const { out } = await scoreCase(c);
     const label = `case ${n} (model ${c.model}, ${JSON.stringify(c.text.slice(0, 20))}, ${JSON.stringify(c.settings)})`;
-    for (const key of ["token_ids", "start16", "end16", "rank", "context_length", "topk_ids"]) {
+    if (JSON.stringify(out.words) !== JSON.stringify(c.word_spans16)) bad.push(`${label}: word spans ${JSON.stringify(out.words)}`);
+    for (const key of ["token_ids", "start16", "end16", "rank", "context_length", "topk_ids", "word"]) {
       if (JSON.stringify(out[key]) !== JSON.stringify(c[key].flat())) bad.push(`${label}: ${key} ${out[key]} != ${c[key].flat()}`);
     }
     if (JSON.stringify(out.units) !== JSON.stringify(c.units.flat())) bad.push(`${label}: units`);

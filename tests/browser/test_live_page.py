@@ -135,6 +135,14 @@ def test_live_page_scores_offline_and_falls_back(browser, site, lms):
     # every request stayed in the folder, the worker's included
     assert pg.refused == [] and any(u.endswith("counts.json") for u in pg.seen)
     assert pg.errors == [] and pg.dialogs == []
+    # the word level, as the widget's: one colour per word (its tokens' sum)
+    words = score(TEXT, lms[0]).to_frame("word")
+    pg.select_option(".pplw-toolbar select >> nth=0", "word")
+    pg.locator(".pplw-tok").first.hover()
+    tip = pg.locator(".pplw-tooltip")
+    tip.wait_for(state="visible")
+    assert f"{words['surprisal_bits'].iloc[0]:.2f} bits" in tip.inner_text()
+    pg.select_option(".pplw-toolbar select >> nth=0", "token")
     ARTIFACTS.mkdir(exist_ok=True)
     pg.screenshot(path=str(ARTIFACTS / "live-page-light.png"), full_page=True)
     # the other n-gram, picked by the reader

@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from ppl_widget.core.levels import unit_spans
 from ppl_widget.core.text_units import TextUnits, partition_offsets
 from ppl_widget.core.windows import plan_windows
 
@@ -133,6 +134,7 @@ def ngram_cases() -> list[dict[str, Any]]:
     from ppl_widget.scoring.ngram import NGramModel
     from ppl_widget.scoring.ngram_export import ngram_to_json
     from ppl_widget.scoring.scorer import score
+    from ppl_widget.views.widget_levels import LevelAssigner
 
     cases: list[dict[str, Any]] = []
     for index, (order, smoothing, unit, kw) in enumerate(NGRAM_MODELS):
@@ -153,5 +155,9 @@ def ngram_cases() -> list[dict[str, Any]]:
                 "surprisal": r.surprisal.tolist(), "entropy": r.entropy.tolist(),
                 "rank": r.rank.tolist(), "context_length": r.context_length.tolist(),
                 "topk_ids": r.topk_ids.tolist(), "topk_probs": r.topk_probs.tolist(),
+                # the word level as the widget's payload has it (result_data)
+                "word": LevelAssigner.for_result(r).assign(r.offsets, r.is_eos)["word"]
+                .tolist(),
+                "word_spans16": u.to_utf16(unit_spans(text, "word")).tolist(),
             })
     return cases

@@ -7,12 +7,12 @@
 import { CHUNK_FIELDS, MSG_CHUNK, MSG_DONE, MSG_RESET } from "../protocol.js";
 import { metricsFromSums } from "../metrics.js";
 import { checkScores, checkTokens } from "./model_api.js";
-import { partitionOffsets, TextUnits } from "./text_units.js";
+import { assignTokens, partitionOffsets, TextUnits, wordSpans } from "./text_units.js";
 import { checkWindowSettings, defaultStride, planWindows } from "./windows.js";
 
 export const DEFAULT_TOP_K = 5;
 export const CHUNK_MAX = 256; // tokens per chunk message
-const LEVEL_NOTE = "word and sentence levels need the kernel (the live page colours tokens)";
+const SENTENCE_NOTE = "sentences need the kernel (pysbd): the live page has tokens and words";
 
 /**
  * The run's settings, checked by the widget's rules: {max_length, stride, prefix ("bos" |
@@ -61,11 +61,16 @@ export function layOut(model, text, { prefix = "bos", addEos = false } = {}) {
     end16[i] = spans[2 * (i + nUnscored) + 1];
     tunits.set(units.subarray(3 * (i + nUnscored), 3 * (i + nUnscored) + 3), 3 * i);
   }
+  const isEos = new Uint8Array(n + eos);
   if (eos) {
     start16[n] = end16[n] = text.length;
     tunits.set([1, 1, 1], 3 * n); // EOS counts as one of every unit
+    isEos[n] = 1;
   }
-  return { sequence, firstTarget: Math.max(1, head.length), start16, end16, units: tunits, nTargets: n + eos, nUnscored };
+  // the word level (core/levels.py's rule over the default words, runs of non-whitespace)
+  const words = wordSpans(text);
+  const word = assignTokens(text, start16, end16, words, isEos);
+  return { sequence, firstTarget: Math.max(1, head.length), start16, end16, units: tunits, nTargets: n + eos, nUnscored, words, word };
 }
 
 /** The settings trait ("Scored with") of a run, as result_settings words it. */
@@ -101,8 +106,16 @@ export async function* scoreText(model, text, settings, runId, isCancelled = () 
   const windows = planWindows(lay.sequence.length, st.maxLength, st.stride, { firstTarget: lay.firstTarget, prefixEveryWindow: st.prefixEveryWindow });
   const total = lay.nTargets;
   yield [{ type: MSG_SETTINGS, run_id: runId, settings: settingsTrait(model, st, lay) }, []];
-  const levels = { word: null, sentence: null };
-  yield [{ type: MSG_RESET, run_id: runId, total_tokens: total, top_k: st.topK, levels, level_notes: { word: LEVEL_NOTE, sentence: LEVEL_NOTE } }, []];
+  const nWords = lay.words.length >> 1;
+  const wordStart = new Int32Array(nWords);
+  const wordEnd = new Int32Array(nWords);
+  for (let u = 0; u < nWords; u++) {
+    wordStart[u] = lay.words[2 * u];
+    wordEnd[u] = lay.words[2 * u + 1];
+  }
+  const levels = { word: nWords, sentence: null };
+  const spanBuffers = [wordStart.buffer, wordEnd.buffer, new ArrayBuffer(0), new ArrayBuffer(0)];
+  yield [{ type: MSG_RESET, run_id: runId, total_tokens: total, top_k: st.topK, levels, level_notes: { sentence: SENTENCE_NOTE } }, spanBuffers];
   const sent = new Set();
   const sums = { nats: 0, tokens: 0, words: 0, chars: 0, bytes: 0 };
   const t0 = performance.now();
@@ -161,7 +174,7 @@ function chunkFields(lay, start, a, n, targets, s, w, k) {
     units: lay.units.slice(3 * start, 3 * (start + n)),
     topk_ids: Int32Array.from(s.topkIds.subarray(a * k, (a + n) * k)),
     topk_probs: Float32Array.from(s.topkProbs.subarray(a * k, (a + n) * k)),
-    word: new Int32Array(n).fill(-1),
+    word: lay.word.slice(start, start + n),
     sentence: new Int32Array(n).fill(-1),
     bow_prob: new Float32Array(n).fill(NaN),
     context_gain: new Float32Array(n).fill(NaN),

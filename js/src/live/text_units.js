@@ -85,3 +85,66 @@ export class TextUnits {
     return out;
   }
 }
+
+/** Words as core/text_units.word_spans' default makes them (runs of Python's non-whitespace):
+ * Int32Array, 2 per word, UTF-16 [start, end). */
+export function wordSpans(text) {
+  const out = [];
+  let start = -1;
+  for (let i = 0; i <= text.length; i++) {
+    const space = i === text.length || isPySpace(text.charCodeAt(i));
+    if (!space && start < 0) start = i;
+    else if (space && start >= 0) {
+      out.push(start, i);
+      start = -1;
+    }
+  }
+  return Int32Array.from(out);
+}
+
+// first index i of sorted starts with starts[i] > v (right) or >= v (left)
+function search(spans, v, right) {
+  let lo = 0;
+  let hi = spans.length >> 1;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    const s = spans[2 * mid];
+    if (s < v || (right && s === v)) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+/**
+ * core/levels.assign_tokens: the unit (index into spans) each token belongs to, -1 for
+ * none: the unit holding its first non-whitespace character; a whitespace-only token the
+ * unit it lies in, else the next one; an empty token goes with the one before; EOS none.
+ */
+export function assignTokens(text, start16, end16, spans, isEos = null) {
+  const n = start16.length;
+  const out = new Int32Array(n).fill(-1);
+  const nUnits = spans.length >> 1;
+  if (n === 0 || nUnits === 0) return out;
+  const next = new Int32Array(text.length + 1); // first non-whitespace index >= i
+  next[text.length] = text.length;
+  for (let i = text.length - 1; i >= 0; i--) next[i] = isPySpace(text.charCodeAt(i)) ? next[i + 1] : i;
+  for (let i = 0; i < n; i++) {
+    const s = start16[i];
+    const e = end16[i];
+    if (s === e) {
+      out[i] = i > 0 ? out[i - 1] : -1;
+    } else if (next[s] < e) {
+      const k = search(spans, next[s], true) - 1;
+      if (k >= 0 && next[s] < spans[2 * k + 1]) out[i] = k;
+    } else {
+      const k = search(spans, s, true) - 1;
+      if (k >= 0 && s < spans[2 * k + 1]) out[i] = k;
+      else {
+        const nxt = search(spans, e, false);
+        if (nxt < nUnits) out[i] = nxt;
+      }
+    }
+    if (isEos && isEos[i]) out[i] = -1;
+  }
+  return out;
+}
