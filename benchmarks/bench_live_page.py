@@ -227,19 +227,21 @@ def main(argv: list[str] | None = None) -> list[dict[str, Any]]:
     source = training_text(args.train_chars + args.tokens * args.long * 12)  # ~6 chars/word
     train, held_out = source[:args.train_chars], source[args.train_chars:]
     lms: dict[str, Any] = {}
-    if args.page is None:
-        models = ngram_models(train)[:1 if args.smoke else None] + extra_models(args)
-        # Python's side of each row: the model itself, or the one a browser copy was made of
-        lms = {m.name: getattr(m, "lm", m) for m in models}
-        folder = Path(tempfile.mkdtemp(prefix="bench-live-"))
-        export_live_page(folder, models, text=held_out[:400])
-    else:
-        folder = args.page
-    ref = next(iter(lms.values()), None)
-    short = text_of_tokens(ref, held_out, args.tokens) if ref else held_out[:args.tokens * 5]
-    long_text = (text_of_tokens(ref, held_out, args.tokens * args.long) if ref
-                 else held_out[:args.tokens * args.long * 5])
-    rows = bench(folder, {"short": short, "long": long_text}, lms)
+    with tempfile.TemporaryDirectory(prefix="bench-live-") as tmp:
+        if args.page is None:
+            models = ngram_models(train)[:1 if args.smoke else None] + extra_models(args)
+            # Python's side of each row: the model, or the one a browser copy was made of
+            lms = {m.name: getattr(m, "lm", m) for m in models}
+            folder = Path(tmp)
+            export_live_page(folder, models, text=held_out[:400])
+        else:
+            folder = args.page
+        ref = next(iter(lms.values()), None)
+        short = (text_of_tokens(ref, held_out, args.tokens) if ref
+                 else held_out[:args.tokens * 5])
+        long_text = (text_of_tokens(ref, held_out, args.tokens * args.long) if ref
+                     else held_out[:args.tokens * args.long * 5])
+        rows = bench(folder, {"short": short, "long": long_text}, lms)
     print_table(rows)
     if args.out:
         args.out.write_text(json.dumps(rows, indent=1), encoding="utf-8")
