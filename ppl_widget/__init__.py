@@ -43,6 +43,7 @@ _LAZY = {
     "PairsWidget": "ppl_widget.views.pairs_view:PairsWidget",
     "show_words": "ppl_widget.views.words_view:show_words",
     "pairs_accuracy_chart": "ppl_widget.views.charts_pairs:pairs_accuracy_chart",
+    "export_live_page": "ppl_widget.views.live_page:export_live_page",
 }
 
 __all__ = [

@@ -84,3 +84,42 @@ def test_metrics(case: dict) -> None:
             assert same(got[f"bits_per_{unit}"], want_bits), unit
     for key, want in case["expected"].items():
         assert same(float(got[key]), float_of_json(want)), key
+
+
+# ---- the live page's tables (tests/cases/live_cases.py): js/src/live/ copies these rules --
+WINDOWS = json.loads((CASES / "windows.json").read_text(encoding="utf-8"))
+TEXT_UNITS = json.loads((CASES / "text_units.json").read_text(encoding="utf-8"))
+NGRAM = json.loads((CASES / "ngram.json").read_text(encoding="utf-8"))
+LOGS = json.loads((CASES / "log.json").read_text(encoding="utf-8"))
+
+
+def test_the_live_tables_are_the_ones_generate_writes() -> None:
+    for cases, rows in ((generate.window_cases(), WINDOWS),
+                        (generate.text_unit_cases(), TEXT_UNITS),
+                        (generate.ngram_cases(), NGRAM), (generate.log_cases(), LOGS)):
+        assert json.loads(json.dumps(generate.json_safe(cases))) == rows
+
+
+def test_window_cases_score_every_target_once() -> None:
+    # the table's plans, read back: each target once, inputs = the max_length before it
+    planned = [c for c in WINDOWS if "windows" in c]
+    assert len(planned) > 500 and any("error" in c for c in WINDOWS)
+    for c in planned:
+        targets = [t for w in c["windows"] for t in range(w[2], w[3])]
+        assert targets == list(range(c["first_target"], c["n_positions"]))
+        for start, end, t0, t1, prefixed in c["windows"]:
+            assert t1 == end + 1 and end - start <= c["max_length"] and t0 > start
+            assert prefixed == (c["prefix_every_window"] and start > 0)
+
+
+def test_text_unit_cases_add_up_to_the_text() -> None:
+    from ppl_widget.core.text_units import TextUnits
+
+    for c in TEXT_UNITS[1:]:
+        spans, units = np.asarray(c["spans16"]).reshape(-1, 2), np.asarray(c["units"])
+        if len(spans):
+            assert spans[0, 0] == 0 and spans[-1, 1] == len(c["text"].encode("utf-16-le")) // 2
+            whole = TextUnits.of(c["text"])
+            assert units[:, 1].sum() == len(c["text"])
+            assert units[:, 2].sum() == len(c["text"].encode("utf-8"))
+            assert units[:, 0].sum() == len(whole.word_start_index)

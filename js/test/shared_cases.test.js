@@ -106,3 +106,47 @@ test("token ranges: random tokenizations with zero-width tokens agree with the P
     }
   }
 });
+
+// ---- the live page's copies (src/live/): window plans and text units ----------------
+import { planWindows } from "../src/live/windows.js";
+import { isPySpace, partitionOffsets, TextUnits } from "../src/live/text_units.js";
+
+const WINDOWS = load("windows.json");
+const TEXT_UNITS = load("text_units.json");
+
+test("windows: planWindows gives Python's plan_windows on every case (and its refusals)", () => {
+  const bad = [];
+  for (const c of WINDOWS) {
+    const label = `n=${c.n_positions} max_length=${c.max_length} stride=${c.stride} first=${c.first_target} every=${c.prefix_every_window}`;
+    let got;
+    try {
+      got = planWindows(c.n_positions, c.max_length, c.stride, { firstTarget: c.first_target, prefixEveryWindow: c.prefix_every_window }).map((w) => [w.inputStart, w.inputEnd, w.targetStart, w.targetEnd, w.prefixed]);
+    } catch (e) {
+      if (c.error !== e.message) bad.push(`${label}: threw ${e.message}, want ${c.error ?? "a plan"}`);
+      continue;
+    }
+    if (c.error) bad.push(`${label}: planned, want the error ${c.error}`);
+    else if (JSON.stringify(got) !== JSON.stringify(c.windows)) bad.push(`${label}: ${JSON.stringify(got)}`);
+  }
+  assert.ok(WINDOWS.some((c) => c.error) && WINDOWS.some((c) => c.windows && c.windows.some((w) => w[4])));
+  assert.deepEqual(bad, []);
+});
+
+test("text units: tiling and (words, chars, bytes) per token agree with Python's", () => {
+  const bad = [];
+  for (const c of TEXT_UNITS.filter((row) => "text" in row)) {
+    const spans = partitionOffsets(Int32Array.from(c.offsets16.flat()), c.text);
+    const units = new TextUnits(c.text).perSpan(spans);
+    if (JSON.stringify([...spans]) !== JSON.stringify(c.spans16.flat())) bad.push(`${JSON.stringify(c.text)} ${JSON.stringify(c.offsets16)}: spans ${[...spans]}`);
+    if (JSON.stringify([...units]) !== JSON.stringify(c.units.flat())) bad.push(`${JSON.stringify(c.text)} ${JSON.stringify(c.offsets16)}: units ${[...units]}`);
+  }
+  assert.deepEqual(bad, []);
+});
+
+test("text units: whitespace is Python's str.isspace(), not JS's \\s", () => {
+  const py = TEXT_UNITS.find((row) => row.whitespace).whitespace;
+  const got = [];
+  for (let c = 0; c <= 0x10ffff; c++) if (isPySpace(c)) got.push(c);
+  assert.deepEqual(got, py);
+  assert.ok(!isPySpace(0xfeff) && /\s/.test("\ufeff")); // JS's \s has it, Python's has not
+});

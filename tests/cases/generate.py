@@ -1,4 +1,5 @@
-"""Write the shared cases (token_ranges.json, metrics.json) that the Python
+"""Write the shared cases (token_ranges.json, metrics.json, and the live page's
+windows.json, text_units.json, ngram.json, log.json: live_cases.py) that the Python
 (tests/test_shared_cases.py) and the front end (js/test/shared_cases.test.js) both run.
 
 The expected outputs are computed here by the Python rules (core/tokens.tokens_in_span,
@@ -20,6 +21,11 @@ from ppl_widget.core.jsonable import json_safe
 from ppl_widget.core.metrics import summarize
 from ppl_widget.core.result import ScoreResult
 from ppl_widget.core.tokens import tokens_in_span
+
+try:  # run as a script (python3 tests/cases/generate.py) or imported by the tests
+    from live_cases import log_cases, ngram_cases, text_unit_cases, window_cases
+except ImportError:  # pragma: no cover
+    from .live_cases import log_cases, ngram_cases, text_unit_cases, window_cases
 
 HERE = Path(__file__).parent
 
@@ -113,3 +119,7 @@ def write(name: str, cases: list[dict[str, Any]]) -> None:
 if __name__ == "__main__":
     write("token_ranges.json", token_range_cases())
     write("metrics.json", metric_cases())
+    write("windows.json", window_cases())
+    write("text_units.json", text_unit_cases())
+    write("ngram.json", ngram_cases())
+    write("log.json", log_cases())

@@ -1,0 +1,121 @@
+"""An example course page with no kernel: a short lesson on surprisal where the reader types
+into a live page (a bigram model scoring in the browser) beside a frozen result exported
+with ``to_html`` (a model scored once, in Python, at build time).
+
+Plain HTML, one folder, for any static host (GitHub Pages, a course server, ``python -m
+http.server``).  Why not Jupyter Book 2: its HTML build (mystmd) fetches its theme from the
+network (api.mystmd.org) at build time, so it cannot build offline; the folders below drop
+into a Jupyter Book's static files unchanged where the build can reach its theme.
+
+    python examples/course_site/build.py [--out DIR] [--frozen-model default|bigram]
+                                         [--transformer fp32|int8|q4]
+
+Writes ``DIR/index.html`` (the lesson), ``DIR/live/`` (export_live_page) and
+``DIR/frozen.html`` (ScoreResult.to_html).
+"""
+
+from __future__ import annotations
+
+import argparse
+import html
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+TEXT = "The cat sat on the rug and the dog saw the cat.\nThe children read a story in the park."
+
+LESSON = """\
+<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>Surprisal, live</title>
+<style>
+:root {{ color-scheme: light dark; --fg: #1f1f1f; --bg: #ffffff; --muted: #555; --rule: #ddd; }}
+@media (prefers-color-scheme: dark) {{
+  :root {{ --fg: #e0e0e0; --bg: #1e1e1e; --muted: #aaa; --rule: #444; }} }}
+body {{ margin: 0 auto; max-width: 1500px; padding: 24px; font: 16px/1.55 system-ui, sans-serif;
+  color: var(--fg); background: var(--bg); }}
+p, li {{ max-width: 75ch; }}
+.pair {{ display: grid; grid-template-columns: 1fr 1fr; gap: 20px; }}
+@media (max-width: 1100px) {{ .pair {{ grid-template-columns: 1fr; }} }}
+figure {{ margin: 0; }}
+figcaption {{ color: var(--muted); font-size: 14px; margin: 4px 0 8px; }}
+iframe {{ width: 100%; height: 820px; border: 1px solid var(--rule); border-radius: 6px; }}
+</style></head>
+<body>
+<h1>Surprisal, live</h1>
+<p>A language model reads a text one token at a time and, before each token, gives every
+possible next token a probability. The <em>surprisal</em> of the token that really came is
+&minus;log<sub>2</sub> of its probability, in bits: a token the model expected costs few bits,
+a surprising one many. Perplexity is 2 to the power of the mean surprisal.</p>
+<p>On the left, a <strong>{live_model}</strong> trained on {n_sentences} sentences scores
+whatever you type, in your browser (nothing is sent anywhere){more_models}. On the right,
+the same text scored once by <strong>{frozen_model}</strong> when this page was built.
+Hover a token to see its probability and the model's other guesses; change a word on the
+left and watch its colour and the words after it change.</p>
+<ul>
+<li>Which words does the bigram find surprising? Are they rare words, or common words in an
+unusual order?</li>
+<li>Type a sentence the training sentences never contain. What happens to the words it has
+never seen?</li>
+</ul>
+<div class="pair">
+<figure><figcaption>Live: {live_model}, in your browser</figcaption>
+<iframe src="live/index.html" title="Live page: type to score"></iframe></figure>
+<figure><figcaption>Frozen: {frozen_model}, exported with to_html()</figcaption>
+<iframe src="frozen.html" title="Frozen result"></iframe></figure>
+</div>
+</body></html>
+"""
+
+
+def live_models(sentences: list[str], transformer: str | None) -> list[Any]:
+    """The live page's models: the bigram, and the default transformer as ONNX in the given
+    variant (the ONNX export: ``scoring/onnx_files.py``), None for none."""
+    from ppl_widget import NGramModel, load_model
+
+    models: list[Any] = [NGramModel(2, "kneser-ney").fit(sentences)]
+    if transformer:
+        from ppl_widget.scoring.onnx_files import OnnxLiveModel  # the ONNX export
+
+        models.append(OnnxLiveModel(load_model(), transformer))
+    return models
+
+
+def frozen_result(which: str, sentences: list[str]) -> Any:
+    from ppl_widget import NGramModel, load_model, score
+
+    lm = load_model() if which == "default" else NGramModel(2, "kneser-ney").fit(sentences)
+    return score(TEXT, lm)
+
+
+def build(out: Path, frozen_model: str = "default", transformer: str | None = None) -> Path:
+    from ppl_widget import export_live_page
+
+    sentences = (HERE / "corpus.txt").read_text(encoding="utf-8").splitlines()
+    models = live_models(sentences, transformer)
+    export_live_page(out / "live", models, text=TEXT, title="Type here: surprisal, live")
+    frozen = frozen_result(frozen_model, sentences)
+    frozen.to_html(out / "frozen.html")
+    more = "".join(f"; the menu above it also has <strong>{html.escape(m.name)}</strong>"
+                   for m in models[1:])
+    page = LESSON.format(live_model=html.escape(models[0].name), n_sentences=len(sentences),
+                         more_models=more,
+                         frozen_model=html.escape(str(frozen.settings.get("model"))))
+    (out / "index.html").write_text(page, encoding="utf-8")
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--out", type=Path, default=HERE / "_site")
+    ap.add_argument("--frozen-model", choices=("default", "bigram"), default="default",
+                    help="the frozen result's model (default: the package's default model)")
+    ap.add_argument("--transformer", choices=("fp32", "int8", "q4"),
+                    help="also the default model in the live page, as ONNX in this variant")
+    args = ap.parse_args()
+    print(build(args.out, args.frozen_model, args.transformer) / "index.html")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,226 @@
+// The live page: the widget's own view (PplView: store, renderer, panel, tooltips,
+// selection, bits/nats) in a page with no kernel, fed by a Web Worker that scores what
+// the reader types (worker.js).  The page (ppl_widget/views/live_page.py) is a folder:
+// index.html, this bundle, live_worker.js, widget.css, manifest.json and the models'
+// files.  Every value reaches the DOM as text (the view's own textContent-only code).
+
+import { h, setText } from "../dom.js";
+import { PplView } from "../view.js";
+import { StaticModel } from "../static.js";
+import { MSG_CANCEL, MSG_CHUNK, MSG_DONE, MSG_ERROR, MSG_SETTINGS_ERROR, STATUS_CANCELLED, STATUS_DONE, STATUS_ERROR, STATUS_SCORING } from "../protocol.js";
+import { MSG_SETTINGS } from "./run.js";
+
+/** The anywidget model a PplView reads, backed by the page; its custom messages come from
+ * the worker, and a change the view saves (text, window settings) starts a new run. */
+export class LiveModel extends StaticModel {
+  constructor(state, onSave, onSend = () => {}) {
+    super(state);
+    this.onSave = onSave;
+    this.onSend = onSend;
+  }
+
+  save_changes() {
+    this.onSave();
+  }
+
+  /** What the view would send the kernel (the Cancel button's cancel message). */
+  send(content) {
+    super.send(content);
+    this.onSend(content);
+  }
+
+  /** A kernel-shaped message for the view (StreamHandler.onMessage). */
+  deliver(msg, buffers) {
+    for (const fn of [...(this.handlers.get("msg:custom") || [])]) fn(msg, buffers);
+  }
+}
+
+const PARAM_MODEL = "model";
+const EDIT_NOTE = "Edit the text: your browser scores it again as you type (nothing leaves this page).";
+
+/** Draw the live page in `box` from the manifest at `base` (the page's folder URL). */
+export async function mountLive(box, base = document.baseURI) {
+  if (location.protocol === "file:") {
+    throw new Error("this page scores in a Web Worker, which browsers do not start from a file: open it through a web server (python -m http.server in its folder)");
+  }
+  const res = await fetch(new URL("manifest.json", base));
+  if (!res.ok) throw new Error(`manifest.json is missing (HTTP ${res.status})`);
+  const manifest = await res.json();
+  const entries = manifest.models || [];
+  if (!entries.length) throw new Error("manifest.json lists no model");
+  const wanted = new URLSearchParams(location.search).get(PARAM_MODEL);
+  let entry = entries.find((e) => e.name === wanted) || entries[0];
+
+  // ---- the page's own controls: which model, and what loaded --------------------------
+  const picker = h("select", { class: "pplv-model", attrs: { "aria-label": "Model" } });
+  for (const e of entries) picker.appendChild(h("option", { text: `${e.name} (${e.kind}, ${kB(e.bytes)})`, attrs: { value: e.name } }));
+  picker.value = entry.name;
+  const notes = h("ul", { class: "pplv-notes", attrs: { "aria-live": "polite" } });
+  const bar = h("div", { class: "pplv-bar" }, h("label", {}, "Model ", picker), notes);
+  const mount = h("div", { class: "pplv-mount" });
+  box.append(bar, mount);
+
+  const worker = new Worker(new URL("live_worker.js", base), { type: "module" });
+  const status = new Map(); // model name -> {ok, error}
+  const note = (name, text, bad) => {
+    const li = h("li", { class: bad ? "pplv-note pplv-bad" : "pplv-note", text: `${name}: ${text}` });
+    li.dataset.model = name;
+    notes.querySelector(`li[data-model="${CSS.escape(name)}"]`)?.remove();
+    notes.appendChild(li);
+  };
+  for (const e of entries) note(e.name, "loading…", false);
+
+  let runId = 0;
+  let lastGood = null; // the window settings of the last run that started
+  const model = new LiveModel(
+    {
+      text: manifest.text || "",
+      status: "idle",
+      error: "",
+      settings: {},
+      max_length: entry.settings?.max_length ?? null,
+      stride: entry.settings?.stride ?? null,
+      prefix: entry.settings?.prefix ?? "bos",
+      prefix_every_window: entry.settings?.prefix_every_window === true,
+      result_data: null,
+      editable: true,
+      color_mode: "surprisal",
+      show_boundaries: false,
+      level: "token",
+      surprisal_unit: "bits",
+      bow_correction: false,
+    },
+    () => schedule(),
+    (content) => {
+      if (!content || content.type !== MSG_CANCEL || model.get("status") !== STATUS_SCORING) return;
+      worker.postMessage({ type: "cancel" }); // the worker stops between windows
+      // the view keeps what was scored, as a widget's cancelled run: partial
+      model.deliver({ type: MSG_DONE, run_id: runId, partial: true, metrics: null }, []);
+      runId += 1; // what is still on its way belongs to no run the page shows
+      model.set("status", STATUS_CANCELLED);
+    },
+  );
+
+  let pending = false;
+  function schedule() {
+    if (pending) return;
+    pending = true;
+    queueMicrotask(() => {
+      pending = false;
+      start();
+    });
+  }
+
+  const timings = []; // per run: {runId, model, start, firstPaint, done, tokens} (ms)
+  function start() {
+    runId += 1;
+    timings.push({ runId, model: entry.name, start: performance.now(), firstPaint: null, done: null, tokens: 0 });
+    model.set("error", "");
+    model.set("status", STATUS_SCORING);
+    const st = entry.settings || {};
+    worker.postMessage({
+      type: "score",
+      runId,
+      text: model.get("text") || "",
+      model: entry.name,
+      settings: {
+        max_length: model.get("max_length"),
+        stride: model.get("stride"),
+        prefix: model.get("prefix"),
+        prefix_every_window: model.get("prefix_every_window") === true,
+        add_eos: st.add_eos === true,
+        top_k: st.top_k,
+      },
+    });
+  }
+
+  worker.onmessage = (ev) => {
+    const d = ev.data || {};
+    if (d.type === "model") {
+      status.set(d.name, d);
+      note(d.name, d.ok ? `ready (${kB(entries.find((e) => e.name === d.name)?.bytes)})` : d.error, !d.ok);
+      if (!d.ok) {
+        picker.querySelector(`option[value="${CSS.escape(d.name)}"]`)?.setAttribute("disabled", "");
+        fallBack(d.name);
+      }
+      return;
+    }
+    const { msg, buffers } = d;
+    if (!msg || msg.run_id !== runId) return; // a run the page has moved on from
+    if (msg.type === MSG_SETTINGS) {
+      const s = msg.settings;
+      model.set("settings", s);
+      lastGood = { max_length: s.max_length, stride: s.stride, prefix: s.prefix === "bos" ? "bos" : "none", prefix_every_window: s.prefix_every_window };
+      for (const [key, value] of Object.entries(lastGood)) model.set(key, value);
+      return;
+    }
+    if (msg.type === MSG_SETTINGS_ERROR && lastGood) {
+      // refused: the controls keep what was typed (and say why), the traits the last
+      // settings that scored, so the next edit scores with them
+      for (const [key, value] of Object.entries(lastGood)) model.set(key, value);
+    }
+    model.deliver(msg, buffers);
+    const t = timings[timings.length - 1];
+    if (msg.type === MSG_CHUNK) {
+      t.tokens += msg.count;
+      if (t.firstPaint === null) {
+        t.firstPaint = -1; // the view draws in the next frame: time that
+        requestAnimationFrame(() => (t.firstPaint = performance.now()));
+      }
+    }
+    if (msg.type === MSG_DONE) t.done = performance.now();
+    if (msg.type === MSG_DONE) model.set("status", STATUS_DONE);
+    else if (msg.type === MSG_ERROR) model.set("status", STATUS_ERROR);
+    else if (msg.type === MSG_SETTINGS_ERROR) model.set("status", STATUS_DONE);
+  };
+  worker.onerror = (ev) => {
+    model.set("error", `the scoring worker failed: ${ev.message || "live_worker.js could not be loaded"}`);
+    model.set("status", STATUS_ERROR);
+  };
+
+  picker.addEventListener("change", () => {
+    entry = entries.find((e) => e.name === picker.value) || entry;
+    const url = new URL(location.href);
+    url.searchParams.set(PARAM_MODEL, entry.name);
+    history.replaceState(null, "", url);
+    model.set("max_length", entry.settings?.max_length ?? null);
+    model.set("stride", entry.settings?.stride ?? null);
+    model.set("prefix", entry.settings?.prefix ?? "bos");
+    model.set("prefix_every_window", entry.settings?.prefix_every_window === true);
+    start();
+  });
+
+  // the model shown cannot load: show the first one that can (the n-gram is small)
+  function fallBack(failed) {
+    if (entry.name !== failed) return;
+    const other = entries.find((e) => e.name !== failed && !(status.get(e.name) && !status.get(e.name).ok));
+    if (!other) return;
+    picker.value = other.name;
+    picker.dispatchEvent(new Event("change"));
+  }
+
+  worker.postMessage({ type: "init", baseUrl: new URL(".", base).href, manifest });
+  const view = new PplView(model, mount);
+  // the editor's note speaks of the kernel's re-scoring; here the browser scores it all
+  view.editor.setNote = (s) => setText(view.editor.note, s || EDIT_NOTE);
+  view.editor.setNote(null);
+  start();
+  return { model, view, worker, status, timings };
+}
+
+function kB(bytes) {
+  return bytes == null ? "size unknown" : bytes < 1e6 ? `${Math.max(1, Math.round(bytes / 1e3))} kB` : `${(bytes / 1e6).toFixed(1)} MB`;
+}
+
+const box = typeof document !== "undefined" ? document.getElementById("pplv") : null;
+if (box) {
+  mountLive(box)
+    .then((live) => {
+      box.pplwLive = live; // for tests and the curious
+      box.classList.add("pplv-ready");
+    })
+    .catch((err) => {
+      console.error("[ppl-widget] live page", err);
+      box.appendChild(h("div", { class: "pplv-error", attrs: { role: "alert" }, text: `ppl-widget: the live page could not start (${(err && err.message) || err})` }));
+    });
+}

@@ -1,0 +1,139 @@
+// One run of the live page (src/live/run.js) with a stand-in model that follows
+// model_api.js: the messages are the kernel's (decodable by decode.js, contiguous, every
+// target once), the window's targets reach scoreWindow as the interface says, a cancelled
+// run stops, and the validator names what a model gets wrong.
+import assert from "node:assert/strict";
+import test from "node:test";
+import { decodeChunk } from "../src/decode.js";
+import { checkModel, checkScores, checkTokens } from "../src/live/model_api.js";
+import { CHUNK_MAX, MSG_SETTINGS, runSettings, scoreText } from "../src/live/run.js";
+import { MSG_CHUNK, MSG_DONE, MSG_RESET } from "../src/protocol.js";
+
+/** A character-level "transformer": token = code unit + 10, BOS 1, EOS 2; surprisal of a
+ * target = its id / 10 + the row's context (so a wrong row or target shows). */
+function standIn(calls = []) {
+  return {
+    name: "stand-in",
+    kind: "test",
+    maxLength: 8,
+    vocabSize: 300,
+    prefixId: 1,
+    eosId: 2,
+    tokenize(text) {
+      const ids = Int32Array.from(text, (c) => c.charCodeAt(0) + 10);
+      const offsets = new Int32Array(2 * text.length);
+      for (let i = 0; i < text.length; i++) offsets.set([i, i + 1], 2 * i);
+      return { ids, offsets };
+    },
+    decode: (id) => String.fromCharCode(id - 10),
+    async scoreWindow(inputIds, nTargets, topK, targetIds) {
+      calls.push({ inputIds: [...inputIds], nTargets, targetIds: [...targetIds] });
+      const k = topK;
+      return {
+        surprisal: Float64Array.from(targetIds, (t) => t / 10),
+        entropy: new Float64Array(nTargets).fill(1),
+        rank: new Int32Array(nTargets).fill(1),
+        topkIds: new Int32Array(nTargets * k).fill(11),
+        topkProbs: new Float32Array(nTargets * k).fill(0.5),
+      };
+    },
+  };
+}
+
+async function collect(model, text, settings, cancelAfter = Infinity) {
+  const out = [];
+  let chunks = 0;
+  for await (const [msg, buffers] of scoreText(model, text, settings, 7, () => chunks >= cancelAfter)) {
+    out.push([msg, buffers]);
+    if (msg.type === MSG_CHUNK) chunks++;
+  }
+  return out;
+}
+
+test("a run: settings, reset, contiguous chunks covering every target once, done", async () => {
+  const calls = [];
+  const text = "héllo world, a longer text";
+  const msgs = await collect(standIn(calls), text, { max_length: 8, stride: 3, top_k: 2, add_eos: true });
+  assert.deepEqual(msgs.map(([m]) => m.type).slice(0, 2), [MSG_SETTINGS, MSG_RESET]);
+  assert.equal(msgs.at(-1)[0].type, MSG_DONE);
+  const chunks = msgs.filter(([m]) => m.type === MSG_CHUNK).map(([m, b]) => decodeChunk(m, b));
+  assert.ok(chunks.length > 3);
+  let next = 0;
+  const ids = [];
+  for (const c of chunks) {
+    assert.equal(c.start, next);
+    next += c.count;
+    ids.push(...c.fields.token_ids);
+  }
+  const n = text.length + 1; // every character, then the EOS
+  assert.equal(next, n);
+  assert.equal(msgs[1][0].total_tokens, n);
+  assert.deepEqual(ids, [...Array.from(text, (ch) => ch.charCodeAt(0) + 10), 2]);
+  // the EOS: zero-width at the end, one of every unit
+  const last = chunks.at(-1);
+  const e = last.count - 1;
+  assert.deepEqual([last.fields.start16[e], last.fields.end16[e]], [text.length, text.length]);
+  assert.deepEqual([...last.fields.units.slice(3 * e)], [1, 1, 1]);
+  // scoreWindow's targets follow its inputs: the last target is not among them
+  for (const c of calls) {
+    const L = c.inputIds.length;
+    assert.ok(L <= 8 && c.targetIds.length === c.nTargets);
+    for (let i = 0; i < c.nTargets - 1; i++) assert.equal(c.targetIds[i], c.inputIds[L - c.nTargets + i + 1]);
+  }
+  // context length defaults to the window before each target
+  assert.equal(chunks[0].fields.context_length[0], 1);
+  assert.ok(Math.max(...chunks.at(-1).fields.context_length) <= 8);
+  const done = msgs.at(-1)[0];
+  assert.equal(done.metrics.n_tokens, n);
+  assert.ok(Math.abs(done.metrics.total_nll - ids.reduce((a, t) => a + t / 10, 0)) < 1e-9);
+});
+
+test("prefix none: the first token is read, not scored; prefix_every_window puts BOS first", async () => {
+  const calls = [];
+  const msgs = await collect(standIn(calls), "abcdefghijkl", { prefix: "none", max_length: 4, stride: 2 });
+  assert.equal(msgs[0][0].settings.n_unscored, 1);
+  assert.equal(msgs[1][0].total_tokens, 11);
+  const every = [];
+  await collect(standIn(every), "abcdefghijkl", { max_length: 4, stride: 2, prefix_every_window: true });
+  assert.ok(every.length > 2 && every.every((c) => c.inputIds[0] === 1));
+});
+
+test("a cancelled run stops between windows", async () => {
+  const msgs = await collect(standIn(), "a".repeat(40), { max_length: 4, stride: 2 }, 2);
+  assert.equal(msgs.filter(([m]) => m.type === MSG_CHUNK).length, 2);
+  assert.ok(!msgs.some(([m]) => m.type === MSG_DONE));
+});
+
+test("settings: the model's defaults, and score()'s rules with the field they break", () => {
+  const m = standIn();
+  assert.deepEqual([runSettings(m).maxLength, runSettings(m).stride], [8, 4]);
+  assert.throws(() => runSettings(m, { max_length: 9 }), (e) => e.field === "max_length" && /context length \(8\)/.test(e.message));
+  assert.throws(() => runSettings(m, { stride: "x" }), (e) => e.field === "stride");
+  assert.throws(() => runSettings(m, { prefix: "eos" }), (e) => e.field === "prefix");
+  assert.throws(() => runSettings(m, { prefix: "none", prefix_every_window: true }), /needs prefix='bos'/);
+});
+
+test("the validator names what a model breaks", () => {
+  const m = standIn();
+  assert.equal(checkModel(m), m);
+  assert.throws(() => checkModel({ ...m, scoreWindow: null }), /scoreWindow must be a function/);
+  assert.throws(() => checkModel({ ...m, eosId: "2" }), /eosId must be a token id or null/);
+  assert.throws(() => checkTokens({ ids: new Int32Array(2), offsets: new Int32Array(3) }, "ab"), /2 per token/);
+  assert.throws(() => checkTokens({ ids: [1], offsets: [0, 1] }, "a"), /Int32Array/);
+  assert.throws(() => checkTokens({ ids: new Int32Array(1), offsets: Int32Array.from([0, 5]) }, "ab"), /outside the text/);
+  const good = { surprisal: new Float64Array(2), entropy: new Float64Array(2), rank: new Int32Array(2), topkIds: new Int32Array(6), topkProbs: new Float32Array(6) };
+  assert.equal(checkScores(good, 2, 3), good);
+  assert.throws(() => checkScores({ ...good, surprisal: new Float32Array(2) }, 2, 3), /surprisal as a Float64Array of 2/);
+  assert.throws(() => checkScores({ ...good, topkIds: new Int32Array(4) }, 2, 3), /topkIds as a Int32Array of 6/);
+});
+
+test("a long window goes out in slices of CHUNK_MAX tokens, each its own targets", async () => {
+  const model = { ...standIn(), maxLength: 1024 };
+  const text = "x".repeat(700);
+  const msgs = await collect(model, text, { top_k: 3 });
+  const chunks = msgs.filter(([m]) => m.type === MSG_CHUNK).map(([m, b]) => decodeChunk(m, b));
+  assert.deepEqual(chunks.map((c) => c.count), [CHUNK_MAX, CHUNK_MAX, 700 - 2 * CHUNK_MAX]);
+  assert.deepEqual(chunks.map((c) => c.start), [0, CHUNK_MAX, 2 * CHUNK_MAX]);
+  assert.deepEqual([...chunks[2].fields.context_length.slice(-1)], [700]);
+  assert.deepEqual([...chunks[1].fields.surprisal.slice(0, 1)], [Math.fround(("x".charCodeAt(0) + 10) / 10)]);
+});

@@ -1,0 +1,274 @@
+"""The live page (export_live_page) in Chromium, served by python -m http.server on
+127.0.0.1, every other request refused and recorded: it scores as Python does, re-scores
+what is typed (markup stays text), names a model file it cannot load and shows the
+n-gram instead.  Screenshots (light and dark) land in test-artifacts/."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+import urllib.request
+
+import numpy as np
+import pytest
+
+from ppl_widget import NGramModel, export_live_page, score
+
+from .conftest import ARTIFACTS, offline_context
+from .test_export_offline import MARKUP
+
+pytestmark = pytest.mark.browser
+
+TRAIN = ["the cat sat on the mat", "the dog sat on the log", "a cat saw a dog",
+         "the quick brown fox jumps over the lazy dog"]
+TEXT = "the cat sat on the log\nthe fox saw a dog"
+TYPED = MARKUP + "the dog sat\non the mat"
+BOX = "#pplv"
+
+
+class MissingFile:
+    """A model whose file is gone after the export (a page copied without it)."""
+
+    name = "transformer (file removed)"
+
+    def live_files(self, folder, name):
+        (folder / "model.onnx").write_bytes(b"0")
+        return {"kind": "ngram", "files": {"counts": "model.onnx"}, "settings": {}}
+
+
+@pytest.fixture(scope="module")
+def lms():
+    return [NGramModel(2, "kneser-ney").fit(TRAIN), NGramModel(3, "add-k", k=0.5).fit(TRAIN)]
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory, lms):
+    folder = tmp_path_factory.mktemp("live")
+    export_live_page(folder, [MissingFile(), *lms], text=TEXT, title="Live <surprisal>")
+    (folder / "transformer-file-removed" / "model.onnx").unlink()
+    yield from served(folder)
+
+
+def served(folder):
+    """python -m http.server on 127.0.0.1 serving folder: yields its URL."""
+    port = _free_port()
+    server = subprocess.Popen([sys.executable, "-m", "http.server", str(port), "--bind",
+                               "127.0.0.1", "--directory", str(folder)],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    url = f"http://127.0.0.1:{port}/"
+    for _ in range(100):
+        try:
+            urllib.request.urlopen(url, timeout=1).close()
+            break
+        except OSError:
+            time.sleep(0.1)
+    yield url
+    server.terminate()
+    server.wait(timeout=10)
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def open_page(browser, site, scheme="light"):
+    context, pg = offline_context(browser, allowed=site, height=800)
+    context.close()  # offline_context's own context, replaced by one with a colour scheme
+    context = browser.new_context(viewport={"width": 1200, "height": 800}, color_scheme=scheme)
+    seen, refused = [], []
+
+    def route(r):
+        (seen if r.request.url.startswith(site) else refused).append(r.request.url)
+        r.continue_() if r.request.url.startswith(site) else r.abort()
+
+    context.route("**/*", route)
+    pg = context.new_page()
+    pg.seen, pg.refused, pg.errors, pg.dialogs = seen, refused, [], []
+    pg.on("pageerror", lambda e: pg.errors.append(str(e)))
+    pg.on("dialog", lambda d: (pg.dialogs.append(d.message), d.dismiss()))
+    pg.goto(site + "index.html")
+    return context, pg
+
+
+def shown(pg) -> dict:
+    """What the page's store holds once its run is done (float32 as the widget keeps it)."""
+    # done, and drawn (the view draws in the next animation frame)
+    pg.wait_for_function(f"""() => {{
+        const live = document.querySelector('{BOX}').pplwLive;
+        return live && document.querySelector('.pplw-status').textContent === 'done' &&
+            document.querySelectorAll('.pplw-content .pplw-tok').length === live.view.store.length;
+    }}""", timeout=20_000)
+    return pg.evaluate(f"""() => {{
+        const live = document.querySelector('{BOX}').pplwLive;
+        const s = live.view.store, n = s.length;
+        return {{text: live.model.get('text'), model: live.model.get('settings').model,
+                 ids: Array.from(s.token_ids.slice(0, n)),
+                 start16: Array.from(s.start16.slice(0, n)),
+                 surprisal: Array.from(s.surprisal.slice(0, n)),
+                 rank: Array.from(s.rank.slice(0, n)), spans: document.querySelectorAll(
+                 '.pplw-content .pplw-tok').length}};
+    }}""")
+
+
+def same_as_python(got: dict, lm) -> None:
+    res = score(got["text"], lm, top_k=5)
+    assert got["model"] == lm.name
+    assert got["ids"] == res.token_ids.tolist() and got["spans"] == len(res)
+    assert got["start16"] == res.offsets[:, 0].tolist()  # ASCII: code points = UTF-16
+    assert got["surprisal"] == res.surprisal.astype(np.float32).tolist()
+    assert got["rank"] == res.rank.tolist()
+
+
+def test_live_page_scores_offline_and_falls_back(browser, site, lms):
+    context, pg = open_page(browser, site)
+    got = shown(pg)
+    # the first model's file is missing: the page says which, and shows the n-gram
+    notes = pg.locator(".pplv-notes").inner_text()
+    assert "model.onnx is missing (HTTP 404)" in notes
+    same_as_python(got, lms[0])
+    assert got["text"] == TEXT
+    # every request stayed in the folder, the worker's included
+    assert pg.refused == [] and any(u.endswith("counts.json") for u in pg.seen)
+    assert pg.errors == [] and pg.dialogs == []
+    # the word level, as the widget's: one colour per word (its tokens' sum)
+    words = score(TEXT, lms[0]).to_frame("word")
+    pg.select_option(".pplw-toolbar select >> nth=0", "word")
+    pg.locator(".pplw-tok").first.hover()
+    tip = pg.locator(".pplw-tooltip")
+    tip.wait_for(state="visible")
+    assert f"{words['surprisal_bits'].iloc[0]:.2f} bits" in tip.inner_text()
+    pg.select_option(".pplw-toolbar select >> nth=0", "token")
+    ARTIFACTS.mkdir(exist_ok=True)
+    pg.screenshot(path=str(ARTIFACTS / "live-page-light.png"), full_page=True)
+    # the other n-gram, picked by the reader
+    pg.select_option(".pplv-model", lms[1].name)
+    pg.wait_for_function(f"() => document.querySelector('{BOX}').pplwLive.model"
+                         f".get('settings').model === {lms[1].name!r}")
+    same_as_python(shown(pg), lms[1])
+    context.close()
+
+
+def test_typing_rescores_and_markup_stays_text(browser, site, lms):
+    context, pg = open_page(browser, site, scheme="dark")
+    shown(pg)
+    editor = pg.locator(".pplw-editor")
+    editor.fill("")
+    editor.type(TYPED, delay=5)  # runs start and go stale while typing
+    pg.wait_for_function(f"() => document.querySelector('{BOX}').pplwLive.model.get('text')"
+                         f" === {TYPED!r}", timeout=20_000)
+    got = shown(pg)
+    same_as_python(got, lms[0])
+    content = pg.locator(".pplw-content")
+    assert content.evaluate("e => e.textContent") == TYPED
+    assert content.locator("img, b, script").count() == 0 and pg.locator("img").count() == 0
+    assert pg.dialogs == [] and pg.errors == [] and pg.refused == []
+    # a refused setting is named beside its field, and nothing is lost
+    pg.locator(".pplw-form input[aria-label='stride']").fill("5000")
+    pg.locator(".pplw-form").evaluate("f => f.requestSubmit()")
+    pg.wait_for_function("() => document.querySelector('.pplw-form').textContent"
+                         ".includes('must not exceed max_length')", timeout=10_000)
+    assert pg.locator(".pplw-content .pplw-tok").count() == got["spans"]
+    pg.screenshot(path=str(ARTIFACTS / "live-page-dark.png"), full_page=True)
+    context.close()
+
+
+def test_cancel_keeps_what_was_scored(browser, site, lms):
+    context, pg = open_page(browser, site)
+    shown(pg)
+    long_text = " ".join(TRAIN * 2500)  # ~60k tokens
+    # the reader presses Cancel as the first chunk is drawn (inside the page: no round trip)
+    pg.evaluate(f"""t => {{
+        const l = document.querySelector('{BOX}').pplwLive, deliver = l.model.deliver.bind(l.model);
+        l.model.deliver = (msg, b) => {{
+            deliver(msg, b);
+            if (msg.type === 'chunk') {{
+                l.model.deliver = deliver;
+                document.querySelector('.pplw-progress .pplw-btn').click();
+            }}
+        }};
+        l.model.set('text', t); l.model.save_changes();
+    }}""", long_text)
+    pg.wait_for_function("() => document.querySelector('.pplw-status').textContent === "
+                         "'cancelled'", timeout=20_000)
+    pg.wait_for_timeout(1500)  # nothing more arrives
+    got = pg.evaluate(f"""() => {{ const s = document.querySelector('{BOX}').pplwLive.view.store;
+        return {{n: s.length, total: s.totalTokens, partial: s.final && s.final.partial}}; }}""")
+    assert 0 < got["n"] <= 1024 < got["total"] and got["partial"] is True
+    assert pg.locator(".pplw-content .pplw-tok").count() == got["n"]
+    # the next edit scores again, in full
+    pg.evaluate(f"t => {{ const l = document.querySelector('{BOX}').pplwLive; "
+                "l.model.set('text', t); l.model.save_changes(); }", TEXT)
+    same_as_python(shown(pg), lms[0])
+    context.close()
+
+
+def test_page_outside_the_folder_is_refused(browser, site):
+    # the page's Content-Security-Policy refuses a request out of the folder in the browser
+    context, pg = open_page(browser, site)
+    shown(pg)
+    blocked = pg.evaluate("""() => new Promise((resolve) => {
+        document.addEventListener('securitypolicyviolation', (e) => resolve(e.blockedURI));
+        fetch('https://example.com/x').then(() => resolve('fetched'), () => {});
+    })""")
+    assert blocked.startswith("https://example.com")
+    assert pg.refused == []  # it never left the browser
+    context.close()
+
+
+@pytest.fixture(scope="module")
+def course_site(tmp_path_factory):
+    import importlib.util
+
+    from .conftest import ROOT
+
+    spec = importlib.util.spec_from_file_location(
+        "course_site_build", ROOT / "examples" / "course_site" / "build.py")
+    build = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(build)
+    out = build.build(tmp_path_factory.mktemp("course"), frozen_model="bigram")
+    yield from served(out)
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_course_site(browser, course_site, scheme):
+    # the lesson: the live bigram beside the frozen to_html page, both drawn, all offline
+    context, pg = open_page(browser, course_site, scheme=scheme)
+    live = pg.frame_locator("iframe[src='live/index.html']")
+    frozen = pg.frame_locator("iframe[src='frozen.html']")
+    live.locator(".pplw-status", has_text="done").wait_for(timeout=20_000)
+    frozen.locator(".pplw-static-ready .pplw-tok").first.wait_for(timeout=20_000)
+    n_live = live.locator(".pplw-content .pplw-tok").count()
+    assert n_live > 10 and n_live == frozen.locator(".pplw-content .pplw-tok").count()
+    # the same model and text on both sides: the same numbers in the panels
+    ppl = ".pplw-ppl-v"
+    assert live.locator(ppl).first.inner_text() == frozen.locator(ppl).first.inner_text()
+    assert pg.refused == [] and pg.errors == []
+    pg.screenshot(path=str(ARTIFACTS / f"course-site-{scheme}.png"), full_page=True)
+    context.close()
+
+
+def test_bench_live_page_smoke(tmp_path):
+    # benchmarks/bench_live_page.py --smoke, in its own process (it drives its own
+    # Chromium): one row per model, every column measured
+    import json
+
+    from .conftest import ROOT
+
+    out = tmp_path / "rows.json"
+    proc = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "bench_live_page.py"),
+                           "--smoke", "--out", str(out)], capture_output=True, text=True,
+                          timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert "load→1st" in proc.stdout and "JS/Py" in proc.stdout
+    (row,) = json.loads(out.read_text())
+    assert row["kind"] == "ngram" and row["model_kB"] > 0
+    assert row["first_download_kB"] > row["model_kB"]
+    assert row["first_colours_ms"] > 0 and row["tokens_per_s_long"] > 0
+    assert row["short_tokens"] >= 20 and row["long_tokens"] >= 2 * row["short_tokens"] - 5
+    assert row["python_tokens_per_s_long"] > 0 and row["chromium_rss_MB"] > 0
+    assert row["longest_page_task_ms"] >= 0
