@@ -111,3 +111,13 @@ def test_tokenizers_the_page_cannot_run_are_refused():
     with pytest.raises(ValueError, match="pre-tokenizer 'Whitespace'"):
         check_browser_tokenizer({**base, "pre_tokenizer": {"type": "Sequence", "pretokenizers": [
             {"type": "Whitespace"}, {"type": "ByteLevel"}]}})
+
+
+@pytest.mark.default_model
+def test_default_model_fp32_within_a_thousandth_of_a_nat(default_lm, tmp_path):
+    """The embedded model's fp32 graph (exported once, then from ~/.cache/ppl_widget/onnx:
+    a few minutes the first time) against score(), per token."""
+    entry = export_onnx_model(default_lm, tmp_path, "fp32", webgpu=False)
+    diff = entry["difference"]
+    assert diff["tokens"] > 150
+    assert diff["mean_abs_nats"] <= diff["max_abs_nats"] < 1e-3

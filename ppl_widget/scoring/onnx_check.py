@@ -26,7 +26,8 @@ CHECK_TEXT = (
     "in London. Today a language model reads text much as those readers did: one word "
     "after another, guessing what comes next, and surprised when the guess is wrong. "
     "Measuring that surprise, token by token, shows where a text is predictable and "
-    "where it is not."
+    "where it is not. A reader who meets a rare word, an odd turn of phrase or a long "
+    "number slows down; in its own way, so does the model."
 )
 
 

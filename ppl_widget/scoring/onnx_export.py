@@ -6,8 +6,8 @@ The graph reads one window's ``input_ids`` (1, L) and the ids of its last ``T`` 
 a CPU (fp32 logits shifted to a row max of 0): surprisal, entropy, rank and the top-k ids
 and probabilities.  Only T rows go through the LM head, and only T x (4 + 2k) numbers leave
 the graph, not T x vocabulary logits.  Variants: ``fp32`` (the exact one), ``int8``
-(onnxruntime's dynamic quantization of every MatMul), ``q4`` (4-bit blocks, onnxruntime's
-MatMulNBits); each entry carries its measured difference from ``score()`` (onnx_check.py).
+(8-bit weights) and ``q4`` (4-bit weights), onnxruntime's MatMulNBits; each entry carries
+its measured difference from ``score()`` (onnx_check.py).
 The fp32 export and the variants made from it are cached (``~/.cache/ppl_widget/onnx``):
 exporting SmolLM2-135M takes minutes.
 """
@@ -37,8 +37,6 @@ OUTPUT_NAMES = ("surprisal", "entropy", "rank", "topk_ids", "topk_probs")
 CACHE_DIR = "onnx"
 #: Bump when the graph changes: cached exports of an older graph are not reused.
 GRAPH_VERSION = 1
-#: q4: weights in blocks of this many along the input dimension, one scale each.
-Q4_BLOCK_SIZE = 32
 
 
 def stats_module(lm: Any, top_k: int) -> Any:
@@ -104,26 +102,42 @@ def _quiet_exporter() -> Any:
         yield
 
 
+#: How each smaller variant is made (part of its cached file's name, so a new recipe is
+#: not mistaken for an old one): weight-only blocks of ``Q_BLOCK_SIZE`` with one scale each.
+RECIPES = {"int8": "w8b32", "q4": "w4b32"}
+Q_BLOCK_SIZE = 32
+
+
 def quantize(fp32: Path, out: Path, variant: str) -> None:
-    """``int8``: dynamic quantization of the MatMuls' weights (per channel; activations
-    are quantized at run time); ``q4``: 4-bit symmetric blocks of ``Q4_BLOCK_SIZE``
-    (MatMulNBits, which onnxruntime-web's WASM backend runs)."""
+    """The weights of every MatMul with a constant weight (the 30 layers' projections; not
+    the tied embedding and LM head) in 8 (``int8``) or 4 (``q4``) bits, symmetric blocks
+    of ``Q_BLOCK_SIZE`` along the input dimension (onnxruntime's MatMulNBits, which
+    onnxruntime-web's WASM backend runs); activations stay fp32.  (onnxruntime's dynamic
+    int8 quantization, which quantizes activations per tensor too, moved SmolLM2's
+    surprisal by about 1 nat a token: LLM activations have outlier channels.)"""
     require("onnxruntime", f"making the {variant} ONNX variant")
-    if variant == "int8":
-        from onnxruntime.quantization import QuantType, quantize_dynamic
+    if variant not in RECIPES:
+        raise ValueError(f"variant must be one of {VARIANTS}, got {variant!r}")
+    import logging
 
-        quantize_dynamic(str(fp32), str(out), weight_type=QuantType.QInt8, per_channel=True,
-                         op_types_to_quantize=["MatMul"])
-    elif variant == "q4":
-        import onnx
-        from onnxruntime.quantization.matmul_nbits_quantizer import MatMulNBitsQuantizer
+    import onnx
+    from onnxruntime.quantization.matmul_nbits_quantizer import (
+        DefaultWeightOnlyQuantConfig,
+        MatMulNBitsQuantizer,
+    )
 
-        quantizer = MatMulNBitsQuantizer(onnx.load(str(fp32)), block_size=Q4_BLOCK_SIZE,
-                                         is_symmetric=True)
+    bits = 8 if variant == "int8" else 4
+    config = DefaultWeightOnlyQuantConfig(block_size=Q_BLOCK_SIZE, is_symmetric=True,
+                                          bits=bits)
+    log = logging.getLogger("onnxruntime.quantization.matmul_nbits_quantizer")
+    level = log.level
+    log.setLevel(logging.WARNING)  # a line per node otherwise
+    try:
+        quantizer = MatMulNBitsQuantizer(onnx.load(str(fp32)), algo_config=config)
         quantizer.process()
         quantizer.model.save_model_to_file(str(out), use_external_data_format=False)
-    else:
-        raise ValueError(f"variant must be one of {VARIANTS}, got {variant!r}")
+    finally:
+        log.setLevel(level)
 
 
 def weights_digest(lm: Any) -> str:
@@ -146,7 +160,8 @@ def model_file(lm: Any, variant: str, *, top_k: int, max_length: int,
     key = f"{weights_digest(lm)[:24]}-g{GRAPH_VERSION}-k{top_k}-L{max_length}"
     folder = cache_root() / CACHE_DIR / key if cache else Path(tempfile.mkdtemp(
         prefix="ppl-widget-onnx-"))
-    path = folder / f"model.{variant}.onnx"
+    path = folder / (f"model.{variant}-{RECIPES[variant]}.onnx" if variant in RECIPES
+                     else f"model.{variant}.onnx")
     if path.is_file():
         return path
     folder.mkdir(parents=True, exist_ok=True)
