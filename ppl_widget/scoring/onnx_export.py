@@ -104,17 +104,19 @@ def _quiet_exporter() -> Any:
 
 #: How each smaller variant is made (part of its cached file's name, so a new recipe is
 #: not mistaken for an old one): weight-only blocks of ``Q_BLOCK_SIZE`` with one scale each.
-RECIPES = {"int8": "w8b32", "q4": "w4b32"}
+RECIPES = {"int8": "w8b32", "q4": "hqq4b32"}
 Q_BLOCK_SIZE = 32
 
 
 def quantize(fp32: Path, out: Path, variant: str) -> None:
-    """The weights of every MatMul with a constant weight (the 30 layers' projections; not
-    the tied embedding and LM head) in 8 (``int8``) or 4 (``q4``) bits, symmetric blocks
-    of ``Q_BLOCK_SIZE`` along the input dimension (onnxruntime's MatMulNBits, which
-    onnxruntime-web's WASM backend runs); activations stay fp32.  (onnxruntime's dynamic
-    int8 quantization, which quantizes activations per tensor too, moved SmolLM2's
-    surprisal by about 1 nat a token: LLM activations have outlier channels.)"""
+    """The weights of every MatMul with a constant weight (the layers' projections; not
+    the tied embedding and LM head) in 8 (``int8``: symmetric, rounded to nearest) or 4
+    (``q4``: HQQ's optimized scales and zero points, no calibration data) bits, blocks of
+    ``Q_BLOCK_SIZE`` along the input dimension (onnxruntime's MatMulNBits, which
+    onnxruntime-web's WASM backend runs); activations stay fp32.  Measured on SmolLM2-135M
+    (docs/live-transformer.md): onnxruntime's dynamic int8 quantization, which quantizes
+    activations per tensor too, moved surprisal by about 1 nat a token (LLM activations
+    have outlier channels); 4 bits rounded to nearest by 0.6, HQQ's by 0.013."""
     require("onnxruntime", f"making the {variant} ONNX variant")
     if variant not in RECIPES:
         raise ValueError(f"variant must be one of {VARIANTS}, got {variant!r}")
@@ -123,12 +125,15 @@ def quantize(fp32: Path, out: Path, variant: str) -> None:
     import onnx
     from onnxruntime.quantization.matmul_nbits_quantizer import (
         DefaultWeightOnlyQuantConfig,
+        HQQWeightOnlyQuantConfig,
         MatMulNBitsQuantizer,
     )
 
-    bits = 8 if variant == "int8" else 4
-    config = DefaultWeightOnlyQuantConfig(block_size=Q_BLOCK_SIZE, is_symmetric=True,
-                                          bits=bits)
+    if variant == "int8":
+        config = DefaultWeightOnlyQuantConfig(block_size=Q_BLOCK_SIZE, is_symmetric=True,
+                                              bits=8)
+    else:
+        config = HQQWeightOnlyQuantConfig(block_size=Q_BLOCK_SIZE, bits=4)
     log = logging.getLogger("onnxruntime.quantization.matmul_nbits_quantizer")
     level = log.level
     log.setLevel(logging.WARNING)  # a line per node otherwise

@@ -132,7 +132,8 @@ function preStep(spec) {
       return (pieces) => pieces.flatMap((p) => splitPiece(p, re, spec.behavior, !!spec.invert));
     }
     case "Digits": {
-      const re = spec.individual_digits ? /[0-9]/gu : /[0-9]+/gu;
+      // Rust's char::is_numeric: every Unicode number (\p{N}: '4', '½', '٣'), not 0-9 only
+      const re = spec.individual_digits ? /\p{N}/gu : /\p{N}+/gu;
       return (pieces) => pieces.flatMap((p) => splitPiece(p, re, "Isolated", false));
     }
     case "Metaspace": {
