@@ -35,6 +35,7 @@ async function loadRuntime(entry, baseUrl, useGpu) {
   const cores = (typeof navigator !== "undefined" && navigator.hardwareConcurrency) || 1;
   ort.env.wasm.numThreads = isolated ? Math.min(4, cores) : 1; // threads need SharedArrayBuffer
   ort.env.wasm.proxy = false; // already off the page's thread, in the worker
+  ort.env.logLevel = "error"; // not its start-up warnings (an unknown CPU vendor) in the console
   return ort;
 }
 
