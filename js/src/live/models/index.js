@@ -1,9 +1,11 @@
 // The model kinds the live page knows: the manifest's `kind` -> the module that loads it
 // (model_api.js's interface).  A new kind adds one line here.
 import * as ngram from "./ngram.js";
+import * as onnx from "./onnx.js";
 
 export const KINDS = {
   ngram,
+  onnx,
 };
 
 /** The module for a manifest entry's kind, or an Error naming the kinds there are. */

@@ -1,0 +1,124 @@
+// A transformer in the browser: the ONNX graph of ppl_widget/scoring/onnx_export.py (one
+// window's ids and its targets' ids in, each target's surprisal, entropy, rank and top-k
+// out) run by onnxruntime-web, and the model's tokenizer.json read by ../tokenizer.js.
+// The interface is model_api.js's.  onnxruntime-web is not bundled: its ES module and
+// .wasm are files of the page (entry.files.ort_*), imported from the page's folder, so
+// nothing is fetched from elsewhere: the WebGPU build where the browser has WebGPU, else
+// the WASM build (SIMD; threads where the page is cross-origin isolated).
+import { loadTokenizer } from "../tokenizer.js";
+
+const dirOf = (url) => url.slice(0, url.lastIndexOf("/") + 1);
+
+async function fetchOk(fetchFn, url, what) {
+  let res;
+  try {
+    res = await fetchFn(url);
+  } catch (err) {
+    throw new Error(`could not fetch ${what} (${url}): ${(err && err.message) || err}`);
+  }
+  if (!res.ok) throw new Error(`could not fetch ${what} (${url}): HTTP ${res.status}`);
+  return res;
+}
+
+function hasWebGpu() {
+  return typeof navigator !== "undefined" && !!navigator.gpu;
+}
+
+/** onnxruntime-web from the page's folder, the build for this browser, set up. */
+async function loadRuntime(entry, baseUrl, useGpu) {
+  const file = useGpu ? entry.files.ort_webgpu : entry.files.ort_wasm;
+  if (!file) throw new Error(`model "${entry.name}": the manifest names no onnxruntime-web file`);
+  const url = new URL(file, baseUrl).href;
+  const ort = await import(/* @vite-ignore */ url);
+  ort.env.wasm.wasmPaths = dirOf(url); // the .mjs glue and .wasm beside it
+  const isolated = typeof self !== "undefined" && self.crossOriginIsolated;
+  const cores = (typeof navigator !== "undefined" && navigator.hardwareConcurrency) || 1;
+  ort.env.wasm.numThreads = isolated ? Math.min(4, cores) : 1; // threads need SharedArrayBuffer
+  ort.env.wasm.proxy = false; // already off the page's thread, in the worker
+  ort.env.logLevel = "error"; // not its start-up warnings (an unknown CPU vendor) in the console
+  return ort;
+}
+
+function int64(ort, ids) {
+  const out = new BigInt64Array(ids.length);
+  for (let i = 0; i < ids.length; i++) out[i] = BigInt(ids[i]);
+  return new ort.Tensor("int64", out, [1, ids.length]);
+}
+
+export async function load(entry, baseUrl, fetchFn = fetch) {
+  const settings = entry.settings || {};
+  const files = entry.files || {};
+  for (const role of ["model", "tokenizer"]) {
+    if (!files[role]) throw new Error(`model "${entry.name}": the manifest names no ${role} file`);
+  }
+  const urlOf = (f) => new URL(f, baseUrl).href;
+  const [spec, bytes] = await Promise.all([
+    fetchOk(fetchFn, urlOf(files.tokenizer), "the tokenizer").then((r) => r.json()),
+    fetchOk(fetchFn, urlOf(files.model), "the ONNX model").then((r) => r.arrayBuffer()),
+  ]);
+  const tokenizer = loadTokenizer(spec);
+  let ort, session, device = "wasm";
+  const wantGpu = settings.webgpu !== false && hasWebGpu() && !!files.ort_webgpu;
+  if (wantGpu) {
+    try {
+      ort = await loadRuntime(entry, baseUrl, true);
+      session = await ort.InferenceSession.create(new Uint8Array(bytes), { executionProviders: ["webgpu"] });
+      device = "webgpu";
+    } catch (err) {
+      session = null; // no adapter, an op WebGPU lacks: the WASM build below
+    }
+  }
+  if (!session) {
+    ort = await loadRuntime(entry, baseUrl, false);
+    session = await ort.InferenceSession.create(new Uint8Array(bytes), {
+      executionProviders: ["wasm"], graphOptimizationLevel: "all",
+    });
+  }
+  const graphTopK = settings.graph_top_k ?? 0;
+  const vocabSize = settings.vocab_size;
+
+  async function scoreWindow(inputIds, nTargets, topK, targetIds) {
+    if (!targetIds || targetIds.length !== nTargets) {
+      throw new Error(`model "${entry.name}": scoreWindow needs the ${nTargets} target ids (the last one follows the inputs)`);
+    }
+    const k = Math.min(topK, vocabSize);
+    if (k > graphTopK) {
+      throw new Error(`model "${entry.name}" was exported with ${graphTopK} alternatives per token; top_k=${topK} asks for more (export_onnx_model(..., top_k=${topK}))`);
+    }
+    const out = await session.run({ input_ids: int64(ort, inputIds), target_ids: int64(ort, targetIds) });
+    const rows = out.surprisal.data.length;
+    if (rows !== nTargets) throw new Error(`model "${entry.name}": the graph gave ${rows} rows for ${nTargets} targets`);
+    const topkIds = new Int32Array(nTargets * k);
+    const topkProbs = new Float32Array(nTargets * k);
+    const ids = out.topk_ids.data, probs = out.topk_probs.data;
+    for (let r = 0; r < nTargets; r++) {
+      for (let j = 0; j < k; j++) {
+        topkIds[r * k + j] = Number(ids[r * graphTopK + j]);
+        topkProbs[r * k + j] = probs[r * graphTopK + j];
+      }
+    }
+    const result = {
+      surprisal: Float64Array.from(out.surprisal.data),
+      entropy: Float64Array.from(out.entropy.data),
+      rank: Int32Array.from(out.rank.data, Number),
+      topkIds, topkProbs,
+    };
+    for (const t of Object.values(out)) t.dispose?.();
+    return result;
+  }
+
+  return {
+    name: entry.name,
+    kind: "onnx",
+    maxLength: settings.max_length,
+    contextLength: settings.context_length ?? settings.max_length,
+    vocabSize,
+    prefixId: settings.prefix_id ?? null,
+    eosId: settings.eos_id ?? null,
+    dtype: `${settings.variant ?? "fp32"} (onnxruntime-web, ${device})`,
+    device,
+    tokenize: (text) => tokenizer.encode(text),
+    decode: (id) => tokenizer.decode(id),
+    scoreWindow,
+  };
+}
