@@ -3,6 +3,10 @@ tests/test_gguf_tokenizer.py to compare the GGUF tokenizer with, id for id.
 
     python scripts/record_llama_tokens.py path/to/llama-tokenize [model.gguf]
 
+With ``PPL_WIDGET_LLAMA_VOCAB`` (or the default folder of scripts/setup.sh) holding
+llama.cpp's vocabulary test suite, its inputs are recorded too (``suite_*``): the
+tokens llama.cpp gives the default model on the texts every family is tested with.
+
 Writes tests/llama_cpp_tokens.json: each text (kept in the file, so later edits of
 README.md change nothing) and llama-tokenize's ids for it, without BOS: ``ids`` with
 special-token strings kept as text (what the scorer asks of a tokenizer), and
@@ -41,6 +45,19 @@ def our_texts() -> dict[str, str]:
     }
 
 
+def suite_texts() -> dict[str, str]:
+    """The inputs of llama.cpp's vocabulary tests (the same list for every family)."""
+    sys.path.insert(0, str(ROOT / "tests"))
+    from llama_vocab_suite import read_cases, suite_dir
+
+    folder = suite_dir()
+    if not (folder / "ggml-vocab-gpt-2.gguf.inp").is_file():
+        print(f"no vocabulary test suite in {folder}: its inputs are not recorded")
+        return {}
+    return {f"suite_{i:02d}": text
+            for i, (text, _) in enumerate(read_cases(folder, "gpt-2"))}
+
+
 def llama_ids(binary: str, gguf: Path, text: str, parse_special: bool) -> list[int]:
     with tempfile.NamedTemporaryFile("w", encoding="utf-8", suffix=".txt", newline="",
                                      delete=False) as f:
@@ -65,7 +82,7 @@ def main(binary: str, gguf: str | None = None) -> None:
     digest = hashlib.sha256(path.read_bytes()).hexdigest()
     cases = [{"name": name, "text": text, "ids": llama_ids(binary, path, text, False),
               "ids_parse_special": llama_ids(binary, path, text, True)}
-             for name, text in our_texts().items()]
+             for name, text in {**our_texts(), **suite_texts()}.items()]
     head = {"model": path.name, "sha256": digest,
             "llama_cpp": "llama-cpp-python 0.3.36 (vendored llama.cpp), "
                          "llama-tokenize --no-bos --no-escape, --no-parse-special (ids) "

@@ -63,13 +63,15 @@ def fake_gguf(tmp_path, monkeypatch, tiny_gpt2):
     pytest.importorskip("torch")
     import copy
 
-    from transformers import AutoModelForCausalLM, AutoTokenizer
+    from transformers import AutoModelForCausalLM
+
+    from ppl_widget.scoring import gguf_tokenizer
 
     monkeypatch.setenv("PPL_WIDGET_CACHE", str(tmp_path / "cache"))
     gguf = tmp_path / "Tiny.gguf"
     gguf.write_bytes(b"GGUF\x03\x00\x00\x00 stand-in")
     conversions = []
-    real_model, real_tok = AutoModelForCausalLM.from_pretrained, AutoTokenizer.from_pretrained
+    real_model = AutoModelForCausalLM.from_pretrained
 
     def model_from(path, *args, **kwargs):
         if "gguf_file" in kwargs:
@@ -77,13 +79,9 @@ def fake_gguf(tmp_path, monkeypatch, tiny_gpt2):
             return copy.deepcopy(tiny_gpt2.model)
         return real_model(path, *args, **kwargs)
 
-    def tokenizer_from(path, *args, **kwargs):
-        if "gguf_file" in kwargs:
-            return tiny_gpt2.tokenizer
-        return real_tok(path, *args, **kwargs)
-
     monkeypatch.setattr(AutoModelForCausalLM, "from_pretrained", model_from)
-    monkeypatch.setattr(AutoTokenizer, "from_pretrained", tokenizer_from)
+    # the tokenizer is built from the GGUF's metadata (gguf_tokenizer), not by transformers
+    monkeypatch.setattr(gguf_tokenizer, "tokenizer_from_gguf", lambda path: tiny_gpt2.tokenizer)
     return gguf, conversions
 
 

@@ -1,5 +1,7 @@
 """The embedded default model and any ``.gguf`` file: found, checked, dequantized once
-through transformers and kept as a plain fp32 copy in the cache, which later loads read."""
+through transformers and kept as a plain fp32 copy in the cache, which later loads read.
+The tokenizer is built from the file's own metadata as llama.cpp tokenizes
+(``gguf_tokenizer``), not by transformers' GGUF reader, and saved beside the weights."""
 
 from __future__ import annotations
 
@@ -14,6 +16,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from . import gguf_tokenizer
 from .load_progress import LoadProgress, StepProgress
 from .model_cache import converted_dir, write_source
 from .model_errors import ModelLoadError, one_line
@@ -111,12 +114,12 @@ def load_gguf(gguf: Path, progress: LoadProgress | None = None) -> tuple[Any, An
 
 
 def _read_gguf(gguf: Path, steps: StepProgress) -> tuple[Any, Any]:
-    from transformers import AutoModelForCausalLM, AutoTokenizer
+    from transformers import AutoModelForCausalLM
 
     try:
         model = AutoModelForCausalLM.from_pretrained(gguf.parent, gguf_file=gguf.name)
         steps.next_step()
-        tokenizer = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
+        tokenizer = gguf_tokenizer.tokenizer_from_gguf(gguf)
     except ImportError as exc:
         raise ModelLoadError(f"reading {gguf} needs the gguf package: pip install gguf "
                              f"({one_line(exc)})") from exc
@@ -128,6 +131,27 @@ def _read_gguf(gguf: Path, steps: StepProgress) -> tuple[Any, Any]:
             "the original model's directory."
         ) from exc
     return model, tokenizer
+
+
+def load_gguf_tokenizer(gguf: Path) -> Any:
+    """The tokenizer ``load_gguf`` gives with the model, without reading any weights: the
+    converted copy's if there is one, else built from the file's metadata (a vocabulary-
+    only GGUF too)."""
+    _check_gguf_header(gguf)
+    cached = converted_dir(gguf)
+    if (cached / "tokenizer.json").is_file():
+        from transformers import AutoTokenizer
+
+        try:
+            with _quiet_transformers():
+                return AutoTokenizer.from_pretrained(cached)
+        except Exception:  # a damaged cache: the file itself still says it all
+            pass
+    try:
+        return gguf_tokenizer.tokenizer_from_gguf(gguf)
+    except Exception as exc:
+        raise ModelLoadError(f"could not build the tokenizer of the GGUF file {gguf}: "
+                             f"{one_line(exc)}") from exc
 
 
 def _save_converted(model: Any, tokenizer: Any, cached: Path, gguf: Path) -> Exception | None:

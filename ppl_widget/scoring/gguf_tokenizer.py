@@ -36,9 +36,11 @@ from .gguf_pretokenizers_table import NAMES, RAW_UTF8, REGEXES
 NORMAL, UNKNOWN, CONTROL, USER_DEFINED, UNUSED, BYTE = 1, 2, 3, 4, 5, 6
 #: The pre-tokenizer used for a name llama.cpp does not know (its plain GPT-2 regex).
 FALLBACK_PRE_TYPE = "GPT2"
-#: Bumped whenever the tokenizer this module builds changes: part of the cache key of
-#: converted models (model_cache.converted_dir), so no cache keeps an older tokenizer.
-TOKENIZER_RULE_VERSION = 2
+#: Pre-types whose regex is only a trigger for llama.cpp's own C++ splitting
+#: (src/unicode.cpp, unicode_regex_split_custom): no regex says what they do.
+OWN_CODE_PRE_TYPES = frozenset({"KIMI_K2", "AFMOE"})
+# Whatever changes the tokenizer built here bumps model_cache.TOKENIZER_RULE, so that
+# no converted copy keeps a tokenizer made by an older rule.
 _SPACE = "\u2581"  # SentencePiece's escaped space
 
 
@@ -139,7 +141,8 @@ class _Vocab:
         if name == "default":
             return name, "DEFAULT", ()
         known = NAMES.get(name)
-        if known is None or not _compiles(REGEXES.get(known[0], [])):
+        if known is None or known[0] in OWN_CODE_PRE_TYPES or \
+                not _compiles(REGEXES.get(known[0], [])):
             why = ("is not one llama.cpp knows" if known is None else
                    f"needs llama.cpp's own code for {known[0]}")
             warnings.warn(
