@@ -118,6 +118,26 @@ def test_the_first_load_reports_and_later_loads_do_not(fake_gguf, tmp_path, capf
     assert later == [] and conversions == [gguf.parent]
 
 
+def test_a_copy_converted_with_the_old_tokenizer_is_not_read(fake_gguf, tmp_path):
+    """Copies made before the GGUF tokenizer followed llama.cpp were keyed by the file's
+    hash alone: such a folder is listed as unused and the model is converted again."""
+    from ppl_widget import load_model
+    from ppl_widget.scoring import model_cache
+
+    gguf, conversions = fake_gguf
+    old = tmp_path / "cache" / "converted" / model_cache.file_sha256(gguf)[:32]
+    old.mkdir(parents=True)
+    (old / "config.json").write_text("{not json: reading this copy would fail")
+    model_cache.write_source(old, gguf)
+    assert model_cache.converted_dir(gguf) != old
+    load_model(str(gguf), device="cpu")
+    assert conversions == [gguf.parent]  # converted afresh, the old copy untouched
+    assert (old / "config.json").read_text().startswith("{not json")
+    entries = {e.path: e.source for e in model_cache.cache_entries()}
+    assert entries[old].endswith("no longer used")
+    assert entries[model_cache.converted_dir(gguf)] == str(gguf)
+
+
 def test_the_widget_shows_the_first_load(monkeypatch, sent, tiny_gpt2):
     pytest.importorskip("anywidget")
     from ppl_widget.views import protocol as P
