@@ -159,10 +159,12 @@ def test_load_tokenizer_reads_a_vocabulary_only_gguf_without_weights(monkeypatch
         raise AssertionError("load_tokenizer read weights")
 
     monkeypatch.setattr(AutoModelForCausalLM, "from_pretrained", no_weights)
-    gguf = _suite() / "ggml-vocab-llama-bpe.gguf"
+    gguf = _suite() / "ggml-vocab-llama-spm.gguf"
     tok = ppl_widget.load_tokenizer(str(gguf))
-    assert tok("Hello world")["input_ids"] == [128000, 9906, 1917]  # add_bos, as llama.cpp
+    assert tok("Hello world")["input_ids"] == [1, 15043, 3186]  # add_bos, as llama.cpp
     assert tok.is_fast
+    assert tok.convert_ids_to_tokens(tok("Hi \u2603")["input_ids"]) == [  # byte fallback
+        "<s>", "▁Hi", "▁", "<0xE2>", "<0x98>", "<0x83>"]
 
 
 def test_load_tokenizer_takes_every_spec_load_model_takes(tiny_gpt2, tiny_gpt2_dir, tmp_path):
