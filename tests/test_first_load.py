@@ -138,6 +138,28 @@ def test_a_copy_converted_with_the_old_tokenizer_is_not_read(fake_gguf, tmp_path
     assert entries[model_cache.converted_dir(gguf)] == str(gguf)
 
 
+def test_the_tokenizers_warning_reaches_the_user_at_every_load(fake_gguf, tiny_gpt2,
+                                                               monkeypatch):
+    """The conversion is quieted (no third-party warnings), but an unknown pre-tokenizer's
+    warning is the user's: shown at the first load, and again by each load of the copy."""
+    import warnings
+
+    from ppl_widget import load_model
+    from ppl_widget.scoring import gguf_tokenizer
+
+    def warns(path):
+        warnings.warn("pre-tokenizer 'odd' ... tokens may differ from llama.cpp's",
+                      gguf_tokenizer.GGUFTokenizerWarning, stacklevel=2)
+        return tiny_gpt2.tokenizer
+
+    monkeypatch.setattr(gguf_tokenizer, "tokenizer_from_gguf", warns)
+    gguf, conversions = fake_gguf
+    for _ in range(2):
+        with pytest.warns(gguf_tokenizer.GGUFTokenizerWarning, match="'odd'"):
+            load_model(str(gguf), device="cpu")
+    assert conversions == [gguf.parent]  # the second load read the cache
+
+
 def test_the_widget_shows_the_first_load(monkeypatch, sent, tiny_gpt2):
     pytest.importorskip("anywidget")
     from ppl_widget.views import protocol as P

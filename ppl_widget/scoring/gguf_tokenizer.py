@@ -48,6 +48,10 @@ class GGUFTokenizerError(ValueError):
     """The GGUF file's vocabulary cannot be turned into a tokenizer (named rule)."""
 
 
+class GGUFTokenizerWarning(UserWarning):
+    """The tokenizer built may differ from llama.cpp's (an unknown pre-tokenizer)."""
+
+
 def tokenizer_from_gguf(path: Path | str) -> Any:
     """The tokenizer of a ``.gguf`` file (a model or a vocabulary-only file) as a
     ``PreTrainedTokenizerFast``; its weights are not read."""
@@ -136,7 +140,8 @@ class _Vocab:
             name = "gemma4"  # llama.cpp sets it for this tokenizer model, whatever is stored
         if not name:  # llama.cpp: missing means 'default' (and it warns the same way)
             warnings.warn(f"{self.source} has no tokenizer.ggml.pre: using llama.cpp's "
-                          "'default' pre-tokenizer, as llama.cpp does", stacklevel=4)
+                          "'default' pre-tokenizer, as llama.cpp does", GGUFTokenizerWarning,
+                          stacklevel=4)
             return "default", "DEFAULT", ()
         if name == "default":
             return name, "DEFAULT", ()
@@ -148,7 +153,7 @@ class _Vocab:
             warnings.warn(
                 f"{self.source}: pre-tokenizer {name!r} (tokenizer.ggml.pre) {why}; using "
                 f"the GPT-2 pre-tokenizer instead, so tokens may differ from llama.cpp's",
-                stacklevel=4)
+                GGUFTokenizerWarning, stacklevel=4)
             return name, FALLBACK_PRE_TYPE, ()
         return name, known[0], known[1]
 

@@ -64,9 +64,17 @@ def converted_dir(gguf: Path) -> Path:
     return cache_root() / CONVERTED_DIR / f"{file_sha256(gguf)[:32]}-{TOKENIZER_RULE}"
 
 
-def write_source(folder: Path, gguf: Path) -> None:
-    """Note in a converted folder which model it holds, for ``ppl-widget cache``."""
-    _write_json(folder / SOURCE_FILE, {"model": Path(gguf).stem, "source": str(gguf)})
+def write_source(folder: Path, gguf: Path, warnings: list[str] | None = None) -> None:
+    """Note in a converted folder which model it holds, for ``ppl-widget cache``, and
+    the warnings its conversion gave (repeated by every load of the copy)."""
+    _write_json(folder / SOURCE_FILE, {"model": Path(gguf).stem, "source": str(gguf),
+                                       "warnings": list(warnings or [])})
+
+
+def source_warnings(folder: Path) -> list[str]:
+    """The warnings noted by ``write_source``."""
+    found = _read_json(folder / SOURCE_FILE).get("warnings")
+    return [str(w) for w in found] if isinstance(found, list) else []
 
 
 @dataclass(frozen=True)
