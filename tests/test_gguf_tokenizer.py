@@ -142,6 +142,15 @@ def test_an_unknown_pre_tokenizer_warns_and_falls_back_to_gpt2():
         gguf_tokenizer.build_tokenizer(meta, source="test.gguf")
 
 
+def test_a_merge_of_tokens_outside_the_vocabulary_is_left_out_as_llama_cpp_does():
+    meta = _default_meta()
+    merges = list(meta["tokenizer.ggml.merges"])
+    meta["tokenizer.ggml.merges"] = [*merges[:10], "zzqx qxzz", *merges[10:]]
+    text = "?\n\n2019 was  1. Introduction"
+    tok = gguf_tokenizer.build_tokenizer(meta)
+    assert tok(text)["input_ids"] == _default_tokenizer()(text)["input_ids"]
+
+
 def test_a_vocabulary_that_is_no_causal_lms_is_refused():
     meta = {**_default_meta(), "tokenizer.ggml.model": "bert"}
     with pytest.raises(gguf_tokenizer.GGUFTokenizerError, match="'bert'.*'gpt2'"):
