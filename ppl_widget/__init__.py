@@ -19,6 +19,7 @@ __version__ = "0.1.0"
 # name -> "module:attribute" that defines it, imported on first use
 _LAZY = {
     "load_model": "ppl_widget.scoring.models:load_model",
+    "load_tokenizer": "ppl_widget.scoring.models:load_tokenizer",
     "LoadedModel": "ppl_widget.scoring.models:LoadedModel",
     "ModelLoadError": "ppl_widget.scoring.models:ModelLoadError",
     "score": "ppl_widget.scoring.scorer:score",

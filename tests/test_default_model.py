@@ -145,3 +145,17 @@ def test_cli_rejects_bad_stride(tmp_path):
                            "--max-length", "8", "--stride", "9"],
                           capture_output=True, text=True, timeout=300)
     assert proc.returncode == 2 and "stride must not exceed max_length" in proc.stderr
+
+
+def test_load_tokenizer_gives_the_tokenizer_the_default_model_scores_with(default_lm):
+    from ppl_widget import load_tokenizer
+
+    tok = load_tokenizer()
+    text = "?\n\n2019 was a year.\n  1. Introduction <|im_end|> 🌞"
+    for kwargs in ({}, {"add_special_tokens": False, "split_special_tokens": True}):
+        mine = tok(text, return_offsets_mapping=True, **kwargs)
+        scorer = default_lm.tokenizer(text, return_offsets_mapping=True, **kwargs)
+        assert mine["input_ids"] == scorer["input_ids"]
+        assert mine["offset_mapping"] == scorer["offset_mapping"]
+    # llama.cpp's tokens (tokenizer.ggml.pre 'smollm'), not transformers' plain byte-level
+    assert tok.tokenize("?\n\n2019")[:3] == ["?", "ĊĊ", "2"]

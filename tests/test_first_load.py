@@ -63,13 +63,15 @@ def fake_gguf(tmp_path, monkeypatch, tiny_gpt2):
     pytest.importorskip("torch")
     import copy
 
-    from transformers import AutoModelForCausalLM, AutoTokenizer
+    from transformers import AutoModelForCausalLM
+
+    from ppl_widget.scoring import gguf_tokenizer
 
     monkeypatch.setenv("PPL_WIDGET_CACHE", str(tmp_path / "cache"))
     gguf = tmp_path / "Tiny.gguf"
     gguf.write_bytes(b"GGUF\x03\x00\x00\x00 stand-in")
     conversions = []
-    real_model, real_tok = AutoModelForCausalLM.from_pretrained, AutoTokenizer.from_pretrained
+    real_model = AutoModelForCausalLM.from_pretrained
 
     def model_from(path, *args, **kwargs):
         if "gguf_file" in kwargs:
@@ -77,13 +79,9 @@ def fake_gguf(tmp_path, monkeypatch, tiny_gpt2):
             return copy.deepcopy(tiny_gpt2.model)
         return real_model(path, *args, **kwargs)
 
-    def tokenizer_from(path, *args, **kwargs):
-        if "gguf_file" in kwargs:
-            return tiny_gpt2.tokenizer
-        return real_tok(path, *args, **kwargs)
-
     monkeypatch.setattr(AutoModelForCausalLM, "from_pretrained", model_from)
-    monkeypatch.setattr(AutoTokenizer, "from_pretrained", tokenizer_from)
+    # the tokenizer is built from the GGUF's metadata (gguf_tokenizer), not by transformers
+    monkeypatch.setattr(gguf_tokenizer, "tokenizer_from_gguf", lambda path: tiny_gpt2.tokenizer)
     return gguf, conversions
 
 
@@ -118,6 +116,48 @@ def test_the_first_load_reports_and_later_loads_do_not(fake_gguf, tmp_path, capf
     moved.write_bytes(gguf.read_bytes())
     load_model(str(moved), device="cpu", progress=lambda n, f: later.append((n, f)))
     assert later == [] and conversions == [gguf.parent]
+
+
+def test_a_copy_converted_with_the_old_tokenizer_is_not_read(fake_gguf, tmp_path):
+    """Copies made before the GGUF tokenizer followed llama.cpp were keyed by the file's
+    hash alone: such a folder is listed as unused and the model is converted again."""
+    from ppl_widget import load_model
+    from ppl_widget.scoring import model_cache
+
+    gguf, conversions = fake_gguf
+    old = tmp_path / "cache" / "converted" / model_cache.file_sha256(gguf)[:32]
+    old.mkdir(parents=True)
+    (old / "config.json").write_text("{not json: reading this copy would fail")
+    model_cache.write_source(old, gguf)
+    assert model_cache.converted_dir(gguf) != old
+    load_model(str(gguf), device="cpu")
+    assert conversions == [gguf.parent]  # converted afresh, the old copy untouched
+    assert (old / "config.json").read_text().startswith("{not json")
+    entries = {e.path: e.source for e in model_cache.cache_entries()}
+    assert entries[old].endswith("no longer used")
+    assert entries[model_cache.converted_dir(gguf)] == str(gguf)
+
+
+def test_the_tokenizers_warning_reaches_the_user_at_every_load(fake_gguf, tiny_gpt2,
+                                                               monkeypatch):
+    """The conversion is quieted (no third-party warnings), but an unknown pre-tokenizer's
+    warning is the user's: shown at the first load, and again by each load of the copy."""
+    import warnings
+
+    from ppl_widget import load_model
+    from ppl_widget.scoring import gguf_tokenizer
+
+    def warns(path):
+        warnings.warn("pre-tokenizer 'odd' ... tokens may differ from llama.cpp's",
+                      gguf_tokenizer.GGUFTokenizerWarning, stacklevel=2)
+        return tiny_gpt2.tokenizer
+
+    monkeypatch.setattr(gguf_tokenizer, "tokenizer_from_gguf", warns)
+    gguf, conversions = fake_gguf
+    for _ in range(2):
+        with pytest.warns(gguf_tokenizer.GGUFTokenizerWarning, match="'odd'"):
+            load_model(str(gguf), device="cpu")
+    assert conversions == [gguf.parent]  # the second load read the cache
 
 
 def test_the_widget_shows_the_first_load(monkeypatch, sent, tiny_gpt2):

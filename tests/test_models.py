@@ -240,10 +240,12 @@ def test_a_cache_that_cannot_be_written_warns_and_still_loads(tmp_path, monkeypa
         def save_pretrained(self, path):
             raise OSError("read-only file system")
 
-    from transformers import AutoModelForCausalLM, AutoTokenizer
+    from transformers import AutoModelForCausalLM
+
+    from ppl_widget.scoring import gguf_tokenizer
 
     monkeypatch.setattr(AutoModelForCausalLM, "from_pretrained", lambda *a, **k: Saved())
-    monkeypatch.setattr(AutoTokenizer, "from_pretrained", lambda *a, **k: Saved())
+    monkeypatch.setattr(gguf_tokenizer, "tokenizer_from_gguf", lambda *a, **k: Saved())
     with pytest.warns(UserWarning, match="could not cache"):
         model, tokenizer = load_gguf(gguf)
     assert isinstance(model, Saved)

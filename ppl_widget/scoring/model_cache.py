@@ -22,6 +22,10 @@ DIGESTS_FILE = "digests.json"
 #: Written into each converted folder: which model it is and where it came from.
 SOURCE_FILE = "ppl_widget_source.json"
 _CHUNK = 1 << 20
+#: Which rule built a converted copy's tokenizer, part of its folder name: a copy made
+#: before the GGUF tokenizer followed llama.cpp (no suffix) is never read again.
+#: Bump it whenever ``gguf_tokenizer`` builds a different tokenizer.
+TOKENIZER_RULE = "tok2"
 
 
 def cache_root() -> Path:
@@ -55,13 +59,22 @@ def file_sha256(path: Path) -> str:
 
 
 def converted_dir(gguf: Path) -> Path:
-    """The folder of ``gguf``'s converted copy (it may not exist yet)."""
-    return cache_root() / CONVERTED_DIR / file_sha256(gguf)[:32]
+    """The folder of ``gguf``'s converted copy (it may not exist yet): the file's content
+    and the tokenizer rule (``TOKENIZER_RULE``)."""
+    return cache_root() / CONVERTED_DIR / f"{file_sha256(gguf)[:32]}-{TOKENIZER_RULE}"
 
 
-def write_source(folder: Path, gguf: Path) -> None:
-    """Note in a converted folder which model it holds, for ``ppl-widget cache``."""
-    _write_json(folder / SOURCE_FILE, {"model": Path(gguf).stem, "source": str(gguf)})
+def write_source(folder: Path, gguf: Path, warnings: list[str] | None = None) -> None:
+    """Note in a converted folder which model it holds, for ``ppl-widget cache``, and
+    the warnings its conversion gave (repeated by every load of the copy)."""
+    _write_json(folder / SOURCE_FILE, {"model": Path(gguf).stem, "source": str(gguf),
+                                       "warnings": list(warnings or [])})
+
+
+def source_warnings(folder: Path) -> list[str]:
+    """The warnings noted by ``write_source``."""
+    found = _read_json(folder / SOURCE_FILE).get("warnings")
+    return [str(w) for w in found] if isinstance(found, list) else []
 
 
 @dataclass(frozen=True)
@@ -89,8 +102,10 @@ def cache_entries() -> list[CacheEntry]:
             entries.append(CacheEntry("?", "unfinished conversion", _size(folder), folder))
             continue
         info = _read_json(folder / SOURCE_FILE)
-        entries.append(CacheEntry(str(info.get("model", "?")), str(info.get("source", "?")),
-                                  _size(folder), folder))
+        source = str(info.get("source", "?"))
+        if not folder.name.endswith("-" + TOKENIZER_RULE):
+            source = "older conversion (tokenizer of an earlier rule), no longer used"
+        entries.append(CacheEntry(str(info.get("model", "?")), source, _size(folder), folder))
     for folder in sorted((root / OLD_PATH_KEYED_DIR).glob("*")):
         if folder.is_dir():
             name = folder.name.rsplit("-", 1)[0]

@@ -149,3 +149,38 @@ def load_pretrained(spec: str, trust_remote_code: bool, **load_kwargs: Any) -> t
             "a (model, tokenizer) pair."
         ) from exc
     return model, tokenizer
+
+
+def load_pretrained_tokenizer(spec: str, trust_remote_code: bool) -> Any:
+    """The tokenizer ``load_pretrained(spec)`` loads, without the weights: from a local
+    directory, or a Hub id from the local cache first, then the Hub if it answers."""
+    from transformers import AutoTokenizer
+
+    path = Path(spec).expanduser()
+    if _looks_like_path(spec) and not path.exists():
+        raise ModelLoadError(f"model not found: no file or directory at {spec!r}")
+    if path.is_file():
+        raise ModelLoadError(f"{spec!r} is a file; pass the directory that holds the "
+                             "tokenizer files, or a .gguf file")
+    if path.is_dir():
+        if not any((path / t).is_file() for t in TOKENIZER_FILES):
+            raise ModelLoadError(f"{str(path)!r} has no tokenizer files (none of "
+                                 f"{', '.join(TOKENIZER_FILES)})")
+        source, local_only = str(path), True
+    else:
+        source, local_only = spec, True
+        try:
+            return AutoTokenizer.from_pretrained(spec, trust_remote_code=trust_remote_code,
+                                                 local_files_only=True)
+        except OSError:  # not in the local cache: the Hub, if it answers
+            why = _hub_reachable(HUB_CHECK_TIMEOUT_S)
+            if why is not None:
+                raise ModelLoadError(f"the tokenizer of {spec!r} is not in the local Hugging "
+                                     f"Face cache and the Hub cannot be reached ({why})") from None
+            local_only = False
+    try:
+        return AutoTokenizer.from_pretrained(source, trust_remote_code=trust_remote_code,
+                                             local_files_only=local_only)
+    except Exception as exc:
+        raise ModelLoadError(f"the tokenizer of {spec!r} could not be loaded: "
+                             f"{one_line(exc)}") from exc

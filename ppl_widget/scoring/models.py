@@ -11,14 +11,15 @@ from pathlib import Path
 from typing import Any
 
 from .devices import check_cpu_dtype, resolve_device, resolve_dtype
-from .gguf import DEFAULT_MODEL_NAME, default_gguf_path, load_gguf
+from .gguf import DEFAULT_MODEL_NAME, default_gguf_path, load_gguf, load_gguf_tokenizer
 from .load_progress import FirstLoadLine, LoadProgress
 from .model_errors import ModelLoadError, ModelSettingError, ModelTypeError, one_line
 from .model_kind import ScoringModel
-from .model_sources import load_pretrained
+from .model_sources import load_pretrained, load_pretrained_tokenizer
 
 __all__ = ["CPU_MAX_LENGTH_CAP", "DEFAULT_MODEL_NAME", "LoadedModel", "ModelLoadError",
-           "ModelSettingError", "as_loaded", "check_causal", "check_tokenizer", "load_model"]
+           "ModelSettingError", "as_loaded", "check_causal", "check_tokenizer", "load_model",
+           "load_tokenizer"]
 
 #: Default window length on a CPU: longer windows cost quadratic attention
 #: memory and make the first result wait for a whole window.
@@ -209,6 +210,42 @@ def _load_model(spec: Any, device: str | Any, dtype: str | Any, trust_remote_cod
             dev = model.get_input_embeddings().weight.device
     model.eval()
     return LoadedModel(model=model, tokenizer=tokenizer, name=str(name), device=dev, dtype=dt)
+
+
+def load_tokenizer(spec: Any = None, *, trust_remote_code: bool = False) -> Any:
+    """The tokenizer ``load_model(spec)`` scores with, without loading any weights.
+
+    ``spec`` as for ``load_model``; a ``.gguf`` file may also hold only a vocabulary.  A
+    GGUF's tokenizer follows llama.cpp (``tokenizer.ggml.pre``, SentencePiece rules;
+    docs/gguf.md): the one the converted copy in the cache holds, else built from the
+    file's metadata."""
+    try:
+        if isinstance(spec, LoadedModel):
+            return spec.tokenizer
+        if spec is None:
+            tokenizer = load_gguf_tokenizer(default_gguf_path())
+        elif isinstance(spec, tuple | list) and len(spec) == 2:
+            tokenizer = spec[1]
+        elif isinstance(spec, str | os.PathLike):
+            spec = os.fspath(spec)
+            if spec.endswith(".gguf"):
+                gguf = Path(spec).expanduser()
+                if not gguf.is_file():
+                    raise ModelLoadError(f"model not found: no GGUF file at {spec!r}")
+                tokenizer = load_gguf_tokenizer(gguf)
+            else:
+                tokenizer = load_pretrained_tokenizer(spec, trust_remote_code)
+        else:
+            raise ModelTypeError("model must be None, a model id or path, a .gguf path, a "
+                                 "(model, tokenizer) pair or a LoadedModel; got "
+                                 f"{type(spec).__name__}")
+    except ModelLoadError:
+        raise
+    except Exception as exc:
+        raise ModelLoadError(f"could not load the tokenizer of {spec!r}: "
+                             f"{one_line(exc)}") from exc
+    check_tokenizer(tokenizer)
+    return tokenizer
 
 
 _default_model: LoadedModel | None = None
