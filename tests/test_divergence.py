@@ -198,3 +198,29 @@ def test_percentile_is_llama_cpp_interpolation():
     assert percentile(v, 0.5) == pytest.approx(1.5)
     assert percentile(v, 0.999) == pytest.approx(2.0 + 0.997 * 8.0)
     assert percentile(v, 0.0) == 0.0 and percentile(v, 1.0) == 10.0
+
+
+def test_quantized_copy_rounds_the_body_and_leaves_the_original(tiny_llama):
+    from ppl_widget.scoring.quantize import q8_0_round_trip, quantized_copy, round_trip
+
+    before = {k: v.clone() for k, v in tiny_llama.model.state_dict().items()}
+    q = quantized_copy(tiny_llama, "Q4_0")
+    after = q.model.state_dict()
+    for k, v in tiny_llama.model.state_dict().items():
+        assert torch.equal(v, before[k]), k  # the original is untouched
+    w = before["model.layers.0.mlp.down_proj.weight"]
+    assert torch.equal(after["model.layers.0.mlp.down_proj.weight"],
+                       torch.from_numpy(round_trip(w.numpy(), "Q4_0")))
+    assert len(torch.unique(after["model.layers.0.mlp.down_proj.weight"][0, :32])) <= 16
+    for k in ("model.embed_tokens.weight", "lm_head.weight", "model.norm.weight"):
+        assert torch.equal(after[k], before[k]), k
+    # activations: Q8_0 blocks of 32 values, one fp16 scale each
+    x = torch.randn(3, 64)
+    xq = q8_0_round_trip(x)
+    d = (x.reshape(-1, 32).abs().amax(-1) / 127).half().float()
+    steps = xq.reshape(-1, 32) / d[:, None]
+    assert torch.allclose(steps, steps.round(), atol=1e-4)
+    with pytest.raises(ValueError, match="kind must be one of"):
+        quantized_copy(tiny_llama, "Q3_K")
+    with pytest.raises(ValueError, match="activations"):
+        quantized_copy(tiny_llama, activations="Q4_0")
