@@ -78,7 +78,7 @@ def main() -> None:
     parser.add_argument("--model", default=None, help="the base model, anything load_model "
                         "takes (default: the embedded SmolLM2); the other is its Q4_0 copy")
     parser.add_argument("--other", default=None, help="the other model (default: a Q4_0 "
-                        "copy of the base, ppl_widget.scoring.quantize)")
+                        "copy of the base's weights, ppl_widget.scoring.quantize)")
     parser.add_argument("--smoke", action="store_true",
                         help="a tiny random Llama and a perturbed copy: runs anywhere, fast")
     args = parser.parse_args()
@@ -94,7 +94,10 @@ def main() -> None:
         args.tokens, args.max_length, args.repeats = 200, 64, 2
     else:
         base = load_model(args.model, device="cpu")
-        other = load_model(args.other, device="cpu") if args.other else quantized_copy(base)
+        # weights only (activations=None): the same work per forward as the base, so the
+        # ratio is divergence()'s own cost, not a slower second model's
+        other = (load_model(args.other, device="cpu") if args.other
+                 else quantized_copy(base, activations=None))
     n_text = len(base.tokenizer(TEXT, add_special_tokens=False)["input_ids"])
     text = TEXT * max(1, -(-args.tokens // n_text))
     window = {"max_length": args.max_length, "stride": args.max_length // 2}

@@ -15,8 +15,8 @@ pytest.importorskip("gguf")
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 FIXTURE = json.loads((ROOT / "tests" / "fixtures" / "llama_cpp_kld.json").read_text())
-#: the figures within 3%: means over the text (measured: within 2%)
-WITHIN_3 = ("mean_kld", "same_top_p", "ppl_ratio", "ppl_base", "ppl_other")
+#: the figures within 3%: means over the text (measured: within 2%; the same-top rate below)
+WITHIN_3 = ("mean_kld", "ppl_ratio", "ppl_base", "ppl_other")
 #: the shape of the distribution within 10% (measured: up to 4.5%): single tokens move
 #: between two implementations of one network (llama.cpp's f16 KV cache, its sums)
 WITHIN_10 = ("kld_median", "kld_p90", "rms_delta_p")
@@ -46,6 +46,9 @@ def test_within_3_percent_of_llama_cpp(name, default_lm, q4_0, layout_summary):
     theirs = rec["llama_cpp"]
     for key in WITHIN_3:
         assert ours[key] == pytest.approx(theirs[key], rel=0.03), key
+    # a rate over n tokens moves in steps of 1/n: 3%, and one token more (measured: 2.9%)
+    n = rec["scored_tokens"]
+    assert abs(ours["same_top_p"] - theirs["same_top_p"]) <= 0.03 * theirs["same_top_p"] + 1 / n
     for key in WITHIN_10:
         assert ours[key] == pytest.approx(theirs[key], rel=0.10), key
     # near zero: within 3% of the scale of the per-token changes
