@@ -92,3 +92,19 @@ def test_the_chart_bins_kl_on_a_log_axis(result):
     assert hist["count"].sum() == 3 and hist["lo"].iloc[0] == pytest.approx(1e-6)
     with pytest.raises(ValueError, match="bins"):
         result.chart(bins=0)
+
+
+def test_shown_where_no_front_end_draws_it(result, monkeypatch):
+    """nbconvert and friends: the display waits for the result (here: at once) and shows
+    the static page."""
+    from ppl_widget.views import headless
+    from ppl_widget.views.export import display_widget
+
+    shown = []
+    monkeypatch.setattr(headless, "no_front_end", lambda: True)
+    monkeypatch.setattr("IPython.display.display",
+                        lambda data, **kw: shown.append(data))
+    w = result.widget()
+    assert w.wait() is result
+    display_widget(w)
+    assert shown and "text/html" in shown[0] and "mean KL" in shown[0]["text/html"]

@@ -19,7 +19,7 @@ import numpy as np
 
 from ..core.divergence import DivergenceResult, VocabularyMismatchError
 from ..core.result import TOKEN_ARRAYS, ScoreResult
-from ..core.text_units import WordSpec
+from ..core.text_units import DEFAULT_WORD_PATTERN, WordSpec
 from ..core.validation import as_count
 from ..core.windows import Window, plan_windows
 from .context import Context, check_context
@@ -209,13 +209,9 @@ def divergence(text: str, base: Any, other: Any, *, max_length: int | None = Non
                 "prefix": prefix, "prefix_token": prep.prefix_token, "add_eos": add_eos,
                 "top_k": forward.top_k, "device": str(base_lm.device),
                 "dtype": str(base_lm.dtype).replace("torch.", ""),
-                "words": str(words) if words is not None else None,
+                "words": str(words) if words is not None else DEFAULT_WORD_PATTERN,
                 "n_windows": len(windows), "prefix_every_window": prefix_every_window,
                 "context_tokens": prep.n_context_tokens}
-    if settings["words"] is None:
-        from ..core.text_units import DEFAULT_WORD_PATTERN
-
-        settings["words"] = DEFAULT_WORD_PATTERN
     run = ScoringRun(prep, windows, forward, base_lm, settings, batch_size, 1, cancel)
     div_settings = {**settings, "models": [base_lm.name, other_lm.name]}
     try:

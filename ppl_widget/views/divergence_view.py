@@ -65,6 +65,12 @@ class DivergenceWidget(StaticPageOutput, PerplexityTraits):
         super().__init__(**state)
         self.result = result
 
+    def wait(self, timeout: float | None = None, *,
+             raise_error: bool = True) -> DivergenceResult:
+        """The result (nothing runs: the widget shows a finished result), so a page
+        with no front end (nbconvert, views/headless.py) draws it as the widget does."""
+        return self.result
+
     def _page_state(self) -> dict[str, Any]:
         shown = {k: getattr(self, k) for k in ("color_mode", "show_boundaries", "level",
                                                "surprisal_unit", "bow_correction")}
