@@ -45,6 +45,11 @@ _LAZY = {
     "show_words": "ppl_widget.views.words_view:show_words",
     "pairs_accuracy_chart": "ppl_widget.views.charts_pairs:pairs_accuracy_chart",
     "export_live_page": "ppl_widget.views.live_page:export_live_page",
+    "divergence": "ppl_widget.scoring.divergence:divergence",
+    "DivergenceResult": "ppl_widget.core.divergence:DivergenceResult",
+    "VocabularyMismatchError": "ppl_widget.core.divergence:VocabularyMismatchError",
+    "show_divergence": "ppl_widget.views.divergence_view:show_divergence",
+    "DivergenceWidget": "ppl_widget.views.divergence_view:DivergenceWidget",
 }
 
 __all__ = [
@@ -62,6 +67,8 @@ provide("result_to_html", "ppl_widget.views.export:result_to_html")  # ScoreResu
 provide("comparison_chart", "ppl_widget.views.charts:comparison")  # Comparison.chart
 # Comparison.widget (and through the widget, Comparison.to_html)
 provide("comparison_widget", "ppl_widget.views.compare_widget:ComparisonWidget.from_comparison")
+provide("divergence_widget", "ppl_widget.views.divergence_view:DivergenceWidget")  # .widget()
+provide("divergence_chart", "ppl_widget.views.charts_divergence:divergence")  # .chart()
 
 
 def _altair_charts_offline_in_ipython() -> None:

@@ -40,7 +40,8 @@ def test_importing_the_package_imports_no_view():
             "print(names, views)\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True).stdout.strip()
-    assert out == "['comparison_chart', 'comparison_widget', 'result_to_html'] []"
+    assert out == ("['comparison_chart', 'comparison_widget', 'divergence_chart', "
+                   "'divergence_widget', 'result_to_html'] []")
 
 
 def test_the_registered_providers_are_the_view_functions():
@@ -51,6 +52,10 @@ def test_the_registered_providers_are_the_view_functions():
     assert provider("result_to_html") is export.result_to_html
     assert provider("comparison_chart") is charts.comparison
     assert provider("comparison_widget") == ComparisonWidget.from_comparison
+    from ppl_widget.views import charts_divergence, divergence_view
+
+    assert provider("divergence_widget") is divergence_view.DivergenceWidget
+    assert provider("divergence_chart") is charts_divergence.divergence
 
 
 def test_core_objects_forward_to_what_is_registered(registry):

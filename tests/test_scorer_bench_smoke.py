@@ -168,3 +168,17 @@ def test_bench_corpus_ranks_smoke_reports_each_rank():
     rows = re.findall(r"^\| (\d) \| ([\d,]+) \| [\d.]+ \| [\d,]+ \|", text, re.M)
     assert [r[0] for r in rows] == ["1", "2"] and rows[0][1] == rows[1][1]  # same tokens
     assert "max per-token |1 process - 2 processes|" in text
+
+
+def test_bench_divergence_smoke_prints_the_ratio_and_checks_kl():
+    """divergence() beside one score(): its row, its ratio, the base equal to score()'s
+    and the first window's KL within 1e-3 of a float64 computation."""
+    stdout = run_bench("bench_divergence.py")
+    assert "| score()      |" in stdout and "| divergence() |" in stdout, stdout
+    ratio = float(re.search(r"divergence\(\) is ([\d.]+)x one score\(\)", stdout)[1])
+    assert ratio > 1.0, stdout  # two models' forwards cannot cost less than one's
+    same = float(re.search(r"max \|divergence\(\)\.base - score\(\)\| surprisal: (\S+) nats",
+                           stdout)[1])
+    assert same < 1e-4
+    rel = float(re.search(r"max relative \|KL - float64 KL\| (\S+) over", stdout)[1])
+    assert rel < 1e-3

@@ -13,7 +13,7 @@
 
 export const NBINS = 32;
 
-export const MODES = Object.freeze(["surprisal", "probability", "rank", "entropy", "context_gain"]);
+export const MODES = Object.freeze(["surprisal", "probability", "rank", "entropy", "context_gain", "kl"]);
 
 export const MODE_LABELS = Object.freeze({
   surprisal: "Surprisal",
@@ -21,6 +21,7 @@ export const MODE_LABELS = Object.freeze({
   rank: "Rank",
   entropy: "Entropy",
   context_gain: "Context gain",
+  kl: "KL divergence",
 });
 
 // Modes that words and sentences can be coloured by (rank and entropy are per token).
@@ -30,6 +31,13 @@ export const UNIT_MODES = Object.freeze(["surprisal", "probability", "context_ga
 export const GAIN_MAX_BITS = 16;
 export const GAIN_HALF = 15;
 export const GAIN_BINS = 2 * GAIN_HALF + 1;
+
+// KL(base ‖ other) of a divergence view (nats): a log scale, as values span decades
+// (a quantized copy: most tokens below 0.01, a few above 1); at most KL_MIN_NATS is the
+// palest bin, at least KL_MAX_NATS the darkest.
+export const KL_MIN_NATS = 1e-3;
+export const KL_MAX_NATS = 10;
+const KL_DECADES = Math.log10(KL_MAX_NATS / KL_MIN_NATS);
 
 // Upper ends of the continuous scales (values above are clamped).
 export const SURPRISAL_MAX_BITS = 16;
@@ -66,10 +74,15 @@ export function binOfT(t) {
  * Bin of one token for a mode, from surprisal (nats), entropy (nats) and
  * rank.  Surprisal: bits over [0, SURPRISAL_MAX_BITS]; probability: 1 - p
  * (a sure token is pale, an unlikely one dark); rank: its bucket; entropy:
- * bits over [0, ENTROPY_MAX_BITS].  Invalid values give -1.
+ * bits over [0, ENTROPY_MAX_BITS]; KL: log10 between KL_MIN_NATS and KL_MAX_NATS.
+ * Invalid values give -1.
  */
-export function binFor(mode, surprisalNats, entropyNats, rank, gainNats) {
+export function binFor(mode, surprisalNats, entropyNats, rank, gainNats, klNats = NaN) {
   switch (mode) {
+    case "kl": {
+      if (!(klNats >= 0)) return -1;
+      return binOfT(klNats <= KL_MIN_NATS ? 0 : Math.log10(klNats / KL_MIN_NATS) / KL_DECADES);
+    }
     case "context_gain": {
       // log P(w|ctx) - log P_uni(w): above the middle bin the context helped, below it hurt
       if (!(gainNats === gainNats) || gainNats == null) return -1;
@@ -95,7 +108,8 @@ export function binFor(mode, surprisalNats, entropyNats, rank, gainNats) {
 
 /** Bin of token i of a TokenStore. */
 export function tokenBin(mode, store, i) {
-  return binFor(mode, store.surprisal[i], store.entropy[i], store.rank[i], store.context_gain[i]);
+  const kl = store.divergence ? store.divergence.fields.kl[i] : NaN;
+  return binFor(mode, store.surprisal[i], store.entropy[i], store.rank[i], store.context_gain[i], kl);
 }
 
 /**
@@ -279,6 +293,19 @@ export function legendFor(mode, unit = "bits") {
           { at: 0.75, label: `${max / 2}` },
           { at: 1, label: `≥${max}` },
         ],
+      };
+    }
+    case "kl": {
+      // tick labels at the decades, in the unit shown
+      const f = nats ? 1 : 1 / LN2;
+      const label = (v) => String(Number((v * f).toPrecision(2)));
+      return {
+        title: `KL(base ‖ other) (${nats ? "nats" : "bits"}, log scale)`,
+        kind: "continuous",
+        ticks: [0, 1, 2, 3, 4].map((k) => {
+          const v = KL_MIN_NATS * 10 ** ((k / 4) * KL_DECADES);
+          return { at: k / 4, label: k === 0 ? `≤${label(v)}` : k === 4 ? `≥${label(v)}` : label(v) };
+        }),
       };
     }
     case "probability":

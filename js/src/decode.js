@@ -7,7 +7,7 @@
 // copied.  The data is little-endian; a big-endian host gets a copy read
 // through DataView getters.
 
-import { CHUNK_FIELDS, OPTIONAL_FIELDS, UNIT_SPAN_FIELDS } from "./protocol.js";
+import { CHUNK_FIELDS, DIVERGENCE_FIELDS, OPTIONAL_FIELDS, UNIT_SPAN_FIELDS } from "./protocol.js";
 
 const HOST_LITTLE_ENDIAN = new Uint8Array(new Uint32Array([1]).buffer)[0] === 1;
 
@@ -155,7 +155,19 @@ export function decodeResult(rd) {
       rd.word_corrected != null && rd.levels && rd.levels.word != null
         ? toTypedArray(rd.word_corrected, "<f4", rd.levels.word)
         : null,
+    divergence: decodeDivergence(rd.divergence, count, topK),
   };
+}
+
+/** A divergence view's second model (result_data.divergence): {labels, fields}, or null. */
+export function decodeDivergence(dv, count, topK) {
+  if (!dv || typeof dv !== "object") return null;
+  const fields = {};
+  for (const [name, dtype, per] of DIVERGENCE_FIELDS) {
+    fields[name] = toTypedArray(dv[name], dtype, expectedLength(per, count, topK));
+  }
+  const labels = Array.isArray(dv.labels) ? dv.labels.map(String) : ["base", "other"];
+  return { labels, fields };
 }
 
 /** One metric from Python (core/jsonable.py): null is NaN, "Infinity"/"-Infinity" a number,

@@ -196,6 +196,7 @@ export function describeSettings(st) {
     if (v !== undefined && v !== null && v !== "") out.push([k, String(v)]);
   };
   add("model", st.model);
+  add("compared with", st.compared_with); // a divergence view's other model
   if (st.max_length != null || st.stride != null) {
     out.push(["window", `max_length ${st.max_length ?? "—"} · stride ${st.stride ?? "—"}`]);
   }

@@ -35,6 +35,19 @@ export const CHUNK_FIELDS = Object.freeze([
 // (chunk messages always carry them); decode.decodeResult fills them back in.
 export const OPTIONAL_FIELDS = Object.freeze({ word: -1, sentence: -1, bow_prob: NaN, context_gain: NaN });
 
+// A divergence view (DivergenceResult.widget()): result_data.divergence holds
+// {labels: [base, other], <field>: buffer} per field, the base model's being the usual
+// fields; decode.decodeResult reads them into res.divergence.
+export const DIVERGENCE_FIELDS = Object.freeze([
+  ["kl", "<f4", 1], // KL(base ‖ other), nats
+  ["same_top", "<i4", 1], // 1: the two most probable tokens agree
+  ["other_surprisal", "<f4", 1], // nats
+  ["other_entropy", "<f4", 1], // nats
+  ["other_rank", "<i4", 1],
+  ["other_topk_ids", "<i4", 0],
+  ["other_topk_probs", "<f4", 0],
+]);
+
 export const UNIT_SPAN_FIELDS = Object.freeze(["word_start16", "word_end16", "sentence_start16", "sentence_end16"]);
 export const LEVELS = Object.freeze(["token", "word", "sentence"]);
 export const SURPRISAL_UNITS = Object.freeze(["bits", "nats"]);

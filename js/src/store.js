@@ -67,6 +67,7 @@ export class TokenStore {
     this.unitSpans = NO_LEVELS; // {word: {start16, end16}|null, sentence: ...}
     this.levelNotes = {};
     this.wordCorrected = null; // Float32Array per word (nats), once the run is done
+    this.divergence = null; // a divergence view's second model: {labels, fields} (decode.js)
     this.progress = null;
     this.error = null;
   }
@@ -218,6 +219,7 @@ export class TokenStore {
     this.progress = { done: res.count, total: res.totalTokens || res.count };
     this.setLevels(res.unitSpans, res.levelNotes);
     this.wordCorrected = res.wordCorrected || null;
+    this.divergence = res.divergence || null;
   }
 
   mergeVocab(vocab) {
@@ -244,13 +246,14 @@ export class TokenStore {
     return this.vocab.get(id);
   }
 
-  /** Top-k alternatives of token i: [{id, prob}], best first, padding dropped. */
-  alternatives(i) {
+  /** Top-k alternatives of token i: [{id, prob}], best first, padding dropped
+   * (`ids`/`probs`: another model's arrays of the same stride, a divergence view's). */
+  alternatives(i, ids = this.topk_ids, probs = this.topk_probs) {
     const k = this.topK;
     const out = [];
     for (let j = 0; j < k; j++) {
-      const id = this.topk_ids[i * k + j];
-      const prob = this.topk_probs[i * k + j];
+      const id = ids[i * k + j];
+      const prob = probs[i * k + j];
       if (id < 0 || !(prob >= 0)) continue;
       out.push({ id, prob });
     }

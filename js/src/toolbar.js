@@ -41,7 +41,7 @@ export class Toolbar {
    * {word: bool, sentence: bool} (available), notes: {level: why not}}.
    */
   set(mode, boundaries, opts = {}) {
-    const { level = "token", unit = "bits", bow = false, hasGain = false, levels = {}, notes = {} } = opts;
+    const { level = "token", unit = "bits", bow = false, hasGain = false, hasKl = false, levels = {}, notes = {} } = opts;
     if (this.mode.value !== mode) this.mode.value = mode;
     this.bounds.checked = !!boundaries;
     if (this.level.value !== level) this.level.value = level;
@@ -54,7 +54,10 @@ export class Toolbar {
       opt.title = off ? notes[opt.value] || "not available" : "";
     }
     for (const opt of this.mode.options) {
-      opt.disabled = (level !== "token" && !UNIT_MODES.includes(opt.value)) || (opt.value === "context_gain" && !hasGain);
+      opt.disabled =
+        (level !== "token" && !UNIT_MODES.includes(opt.value)) || (opt.value === "context_gain" && !hasGain) || (opt.value === "kl" && !hasKl);
+      // KL is a divergence view's own mode: elsewhere it is not offered at all
+      if (opt.value === "kl") opt.hidden = !hasKl;
     }
     this._legend(mode, unit);
   }

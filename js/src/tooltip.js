@@ -82,7 +82,48 @@ export function tokenDetails(store, i, text, settings = null) {
     gainNats: store.context_gain ? store.context_gain[i] : NaN,
     alts,
     targetInAlts: alts.some((a) => a.isTarget),
+    div: divergenceDetails(store, i, id),
   };
+}
+
+/** A divergence view's second model at token i (pure): KL, Δp, top agreement, and the
+ * other model's surprisal, entropy, rank and top-k; null in other views. */
+export function divergenceDetails(store, i, id) {
+  const dv = store.divergence;
+  if (!dv) return null;
+  const f = dv.fields;
+  const otherNats = f.other_surprisal[i];
+  const otherAlts = store.alternatives(i, f.other_topk_ids, f.other_topk_probs).map(({ id: aid, prob }) => ({
+    id: aid,
+    text: store.tokenText(aid),
+    prob,
+    isTarget: aid === id,
+  }));
+  return {
+    labels: dv.labels,
+    klNats: f.kl[i],
+    deltaP: Math.exp(-otherNats) - Math.exp(-store.surprisal[i]),
+    sameTop: f.same_top[i] === 1,
+    otherNats,
+    otherEntropyNats: f.other_entropy[i],
+    otherRank: f.other_rank[i],
+    otherAlts,
+    targetInOtherAlts: otherAlts.some((a) => a.isTarget),
+  };
+}
+
+/** A KL in the unit shown, to 3 significant digits (per-token KL spans decades). */
+export function fmtKl(nats, unit) {
+  if (!(nats >= 0)) return "—";
+  const v = unit === "nats" ? nats : nats / LN2;
+  return `${v === 0 ? "0" : v < 1e-4 ? v.toExponential(2) : String(Number(v.toPrecision(3)))} ${unit === "nats" ? "nats" : "bits"}`;
+}
+
+/** Δp as a signed percentage: "+1.25%", "−0.40%". */
+export function fmtDeltaP(dp) {
+  if (!(dp === dp)) return "—";
+  const s = (Math.abs(dp) * 100).toFixed(2);
+  return `${dp < 0 ? "−" : "+"}${s}%`;
 }
 
 export class Tooltip {
@@ -142,14 +183,71 @@ export class Tooltip {
     return parts;
   }
 
-  _content(d, { unit = "bits" } = {}) {
+  _content(d, opts = {}) {
+    return d.div ? this._divergenceContent(d, opts) : this._tokenContent(d, opts);
+  }
+
+  _head(d) {
     const tokenLabel = d.eos ? "⟨eos⟩" : d.zeroWidth ? `${displayToken(d.text)} (partial character)` : displayToken(d.text);
-    const head = h(
+    return h(
       "div",
       { class: "pplw-tt-head" },
       h("span", { class: "pplw-tt-token", text: tokenLabel }),
       h("span", { class: "pplw-tt-meta", text: `id ${d.id} · token ${fmtInt(d.index + 1)} of ${fmtInt(d.total)}` }),
     );
+  }
+
+  /** A list of alternatives with their probability bars; the actual token marked. */
+  _alternatives(alts) {
+    const list = h("div", { class: "pplw-tt-alts" });
+    for (const a of alts) {
+      const bar = h("span", { class: "pplw-tt-bar" }, h("span", { class: "pplw-tt-barfill" }));
+      // absolute: the bar is the probability itself (a 1% sliver stays visible)
+      bar.firstChild.style.width = `${Math.max(1, Math.min(100, 100 * a.prob)).toFixed(1)}%`;
+      list.appendChild(
+        h(
+          "div",
+          { class: a.isTarget ? "pplw-tt-alt pplw-target" : "pplw-tt-alt" },
+          h("span", { class: "pplw-tt-alttok", text: a.text == null ? `#${a.id}` : displayToken(a.text) }),
+          bar,
+          h("span", { class: "pplw-tt-altp", text: fmtProb(a.prob) }),
+        ),
+      );
+    }
+    return list;
+  }
+
+  /** A divergence view's token: KL, Δp, both models side by side, both top-k lists. */
+  _divergenceContent(d, { unit = "bits" } = {}) {
+    const v = d.div;
+    const [a, b] = v.labels;
+    const row = (k, val, strong) =>
+      [h("span", { class: "pplw-tt-k", text: k }), h("span", { class: strong ? "pplw-tt-v pplw-strong" : "pplw-tt-v", text: val })];
+    const grid = h(
+      "div",
+      { class: "pplw-tt-grid" },
+      ...row(`KL(${a} ‖ ${b})`, fmtKl(v.klNats, unit), true),
+      ...row(`Δp (${b} − ${a})`, fmtDeltaP(v.deltaP)),
+      ...row("same top token", v.sameTop ? "yes" : "no"),
+      ...row(`surprisal · ${a}`, fmtSurprisal(d.surprisalNats, unit)),
+      ...row(`surprisal · ${b}`, fmtSurprisal(v.otherNats, unit)),
+      ...row(`entropy · ${a}`, fmtSurprisal(d.entropyBits * LN2, unit)),
+      ...row(`entropy · ${b}`, fmtSurprisal(v.otherEntropyNats, unit)),
+      ...row(`rank · ${a} / ${b}`, `${d.rank >= 1 ? fmtInt(d.rank) : "—"} / ${v.otherRank >= 1 ? fmtInt(v.otherRank) : "—"}`),
+      ...row("context", `${fmtInt(d.context)} ${d.context === 1 ? "token" : "tokens"}`),
+    );
+    const parts = [this._head(d), grid];
+    for (const [label, alts, inside] of [
+      [a, d.alts, d.targetInAlts],
+      [b, v.otherAlts, v.targetInOtherAlts],
+    ]) {
+      if (!alts.length) continue;
+      parts.push(h("div", { class: "pplw-tt-sub", text: `${label}: top ${alts.length}${inside ? "" : " · actual token not among them"}` }), this._alternatives(alts));
+    }
+    return parts;
+  }
+
+  _tokenContent(d, { unit = "bits" } = {}) {
     const row = (k, v, strong) =>
       [h("span", { class: "pplw-tt-k", text: k }), h("span", { class: strong ? "pplw-tt-v pplw-strong" : "pplw-tt-v", text: v })];
     const grid = h(
@@ -162,24 +260,9 @@ export class Tooltip {
       ...row("context", tokenCount(d.context, d.contextBos ?? null)),
       ...(d.gainNats === d.gainNats && d.gainNats != null ? row("context gain", fmtSurprisal(d.gainNats, unit)) : []),
     );
-    const parts = [head, grid];
+    const parts = [this._head(d), grid];
     if (d.alts.length) {
-      const list = h("div", { class: "pplw-tt-alts" });
-      for (const a of d.alts) {
-        const bar = h("span", { class: "pplw-tt-bar" }, h("span", { class: "pplw-tt-barfill" }));
-        // absolute: the bar is the probability itself (a 1% sliver stays visible)
-        bar.firstChild.style.width = `${Math.max(1, Math.min(100, 100 * a.prob)).toFixed(1)}%`;
-        list.appendChild(
-          h(
-            "div",
-            { class: a.isTarget ? "pplw-tt-alt pplw-target" : "pplw-tt-alt" },
-            h("span", { class: "pplw-tt-alttok", text: a.text == null ? `#${a.id}` : displayToken(a.text) }),
-            bar,
-            h("span", { class: "pplw-tt-altp", text: fmtProb(a.prob) }),
-          ),
-        );
-      }
-      parts.push(h("div", { class: "pplw-tt-sub", text: `model's top ${d.alts.length}${d.targetInAlts ? "" : " · actual token not among them"}` }), list);
+      parts.push(h("div", { class: "pplw-tt-sub", text: `model's top ${d.alts.length}${d.targetInAlts ? "" : " · actual token not among them"}` }), this._alternatives(d.alts));
     }
     return parts;
   }

@@ -267,9 +267,16 @@ export class PplView {
     return this.store.length > 0 && g[0] === g[0];
   }
 
-  /** The mode in effect: rank/entropy are per token; context gain needs a unigram. */
+  /** A divergence view: the second model's fields are there to colour by KL. */
+  _hasKl() {
+    return this.store.divergence != null;
+  }
+
+  /** The mode in effect: rank/entropy/KL are per token; context gain needs a unigram,
+   * KL a divergence view. */
   _effectiveMode() {
     if (this.opts.mode === "context_gain" && !this._hasGain()) return "surprisal";
+    if (this.opts.mode === "kl" && !this._hasKl()) return "surprisal";
     if (this.opts.level !== "token" && !UNIT_MODES.includes(this.opts.mode)) return "surprisal";
     return this.opts.mode;
   }
@@ -282,6 +289,7 @@ export class PplView {
       unit: this.opts.unit,
       bow: this.opts.bow,
       hasGain: this._hasGain(),
+      hasKl: this._hasKl(),
       levels: { word: !!spans.word || this.store.length === 0, sentence: !!spans.sentence || this.store.length === 0 },
       notes: this.store.levelNotes,
     });

@@ -25,6 +25,12 @@ test("protocol.js mirrors ppl_widget/protocol.py", () => {
     P.CHUNK_FIELDS.map((f) => [...f]),
     fields,
   );
+  const div = /DIVERGENCE_FIELDS[^=]*=\s*\(([\s\S]*?)\n\)/.exec(py);
+  assert.ok(div, "found DIVERGENCE_FIELDS");
+  assert.deepEqual(
+    P.DIVERGENCE_FIELDS.map((f) => [...f]),
+    [...div[1].matchAll(/\(\s*"(\w+)"\s*,\s*"([<>]?\w+)"\s*,\s*(\d+)\s*\)/g)].map((m) => [m[1], m[2], Number(m[3])]),
+  );
   const spans = /UNIT_SPAN_FIELDS[^=]*=\s*\(([\s\S]*?)\n\)/.exec(py);
   assert.ok(spans, "found UNIT_SPAN_FIELDS");
   assert.deepEqual([...P.UNIT_SPAN_FIELDS], [...spans[1].matchAll(/"(\w+)"/g)].map((m) => m[1]));

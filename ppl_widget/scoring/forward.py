@@ -101,15 +101,20 @@ class BatchedForward:
 
     def slab_stats(self, logits: Any, tgt: Any) -> dict[str, Any]:
         """Statistics of one slab of fp32 logits (modified in place), on its device."""
-        import torch
-
         if self.fused:
             from . import gpu_stats
 
             # the begin-of-word mass is one more sum in the same single read of each row
             return gpu_stats.slab_stats(logits, tgt, self.top_k, weights=self.bow_mask)
-        out: dict[str, Any] = {}
         probs, log_z = shifted_softmax(logits)
+        return self.softmax_stats(logits, probs, log_z, tgt)
+
+    def softmax_stats(self, logits: Any, probs: Any, log_z: Any, tgt: Any) -> dict[str, Any]:
+        """``slab_stats`` from the slab's ``shifted_softmax`` (logits shifted, their softmax
+        and log Z), which a divergence run also needs for its KL (scoring/divergence.py)."""
+        import torch
+
+        out: dict[str, Any] = {}
         tgt_logit = logits.gather(1, tgt[:, None])[:, 0]
         out["surprisal"] = log_z - tgt_logit
         # entropy = log Z - E_p[logit] = log Z + E_p[|logit|]
@@ -132,19 +137,7 @@ class BatchedForward:
         memory asynchronously, so the host can finish the previous batch meanwhile."""
         import torch
 
-        inputs = torch.stack([window_inputs(sequence, w) for w in batch])
-        targets = torch.cat([sequence[w.target_start:w.target_end] for w in batch])
-        n_targets = [w.n_targets for w in batch]
-        # b after the last token: in the last window, feed the last token too (causal
-        # attention: the targets' rows are unchanged) and keep one more row, when the
-        # model's context has room for one more position; else one more forward later
-        last = batch[-1]
-        end_row = (self.bow_mask is not None and len(batch) == 1
-                   and last.target_end == len(sequence)
-                   and last.n_inputs + 1 <= (self.end_row_limit or 0))
-        if end_row:
-            inputs = window_inputs(sequence, last, len(sequence))[None]
-            n_targets = [n_targets[0] + 1]
+        inputs, targets, n_targets, end_row = self.batch_layout(sequence, batch)
         parts: dict[str, list] = {}
         row = 0
         for logits in self.target_logits(inputs, n_targets):
@@ -175,6 +168,27 @@ class BatchedForward:
 
     def score_batch(self, sequence: Any, batch: list[Window]) -> dict[str, np.ndarray]:
         return self.submit(sequence, batch)()
+
+    def batch_layout(self, sequence: Any, batch: list[Window]) -> tuple[Any, Any, list[int],
+                                                                         bool]:
+        """What a batch's forward reads and predicts: (inputs, target ids, targets per
+        window, ``end_row``: one more row after the last token, for b there)."""
+        import torch
+
+        inputs = torch.stack([window_inputs(sequence, w) for w in batch])
+        targets = torch.cat([sequence[w.target_start:w.target_end] for w in batch])
+        n_targets = [w.n_targets for w in batch]
+        # b after the last token: in the last window, feed the last token too (causal
+        # attention: the targets' rows are unchanged) and keep one more row, when the
+        # model's context has room for one more position; else one more forward later
+        last = batch[-1]
+        end_row = (self.bow_mask is not None and len(batch) == 1
+                   and last.target_end == len(sequence)
+                   and last.n_inputs + 1 <= (self.end_row_limit or 0))
+        if end_row:
+            inputs = window_inputs(sequence, last, len(sequence))[None]
+            n_targets = [n_targets[0] + 1]
+        return inputs, targets, n_targets, end_row
 
     def bow_after_last(self, sequence: Any, max_length: int, prefixed: bool = False) -> float:
         """b at the position after the last token: one more row, from the last

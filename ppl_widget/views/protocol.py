@@ -102,6 +102,19 @@ OPTIONAL_FIELDS: Final[dict[str, float]] = {
     "context_gain": float("nan"),
 }
 
+# A divergence view (``DivergenceResult.widget()``, views/divergence_view.py): besides the
+# base model's fields, ``result_data["divergence"]`` holds ``{"labels": [base, other]}``
+# and these per-token fields as buffers (no chunk message carries them).
+DIVERGENCE_FIELDS: Final[tuple[tuple[str, str, int], ...]] = (
+    ("kl", "<f4", 1),  # KL(base ‖ other), nats
+    ("same_top", "<i4", 1),  # 1: the two most probable tokens agree
+    ("other_surprisal", "<f4", 1),  # nats
+    ("other_entropy", "<f4", 1),  # nats
+    ("other_rank", "<i4", 1),
+    ("other_topk_ids", "<i4", 0),
+    ("other_topk_probs", "<f4", 0),
+)
+
 # Unit spans (UTF-16 offsets into ``text``), sent once per run as the ``reset``
 # message's buffers in this order, and kept under these names in ``result_data``.
 UNIT_SPAN_FIELDS: Final[tuple[str, ...]] = (
