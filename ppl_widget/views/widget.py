@@ -12,7 +12,7 @@ from typing import Any
 
 import traitlets
 
-from ..core.protocols import check_protocol, get_protocol
+from ..core.protocols import check_protocol, get_protocol, protocol_stride
 from ..core.result import ScoreResult
 from ..core.text_units import TextUnits, WordSpec
 from ..scoring.context import move_whitespace
@@ -214,10 +214,13 @@ class PerplexityWidget(StaticPageOutput, PerplexityTraits):
         self.result_data = None
         self.settings = settings = run.settings()
         # show the resolved window defaults; equal to the run's settings, they re-score nothing
-        self._run_settings = (settings["max_length"], settings["stride"], self.prefix,
+        # (a protocol that fixes the stride to max_length keeps it unset: it follows)
+        stride = None if protocol_stride(self._options["protocol"], 1, None) else \
+            settings["stride"]
+        self._run_settings = (settings["max_length"], stride, self.prefix,
                               self.prefix_every_window)
         with self.hold_trait_notifications():
-            self.max_length, self.stride = settings["max_length"], settings["stride"]
+            self.max_length, self.stride = settings["max_length"], stride
         self._send_run(run.run_id, run.reset())
 
     def _send_run(self, run_id: int, message: Message) -> None:
