@@ -18,7 +18,7 @@ CELL_TIMEOUT_S = 600
 def test_the_course_notebooks_are_all_here():
     names = {p.stem for p in NOTEBOOKS}
     assert {"quickstart", "sliding_windows", "comparing_tokenizers", "unigram_normalized",
-            "from_bits_to_perplexity", "reading_times"} <= names
+            "from_bits_to_perplexity", "reading_times", "three_perplexities"} <= names
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
