@@ -160,9 +160,11 @@ def main() -> None:
         with tempfile.NamedTemporaryFile("w", suffix=".txt", delete=False) as f:
             f.write(text)
         try:
-            same = llama_tokens(gguf, f.name) == lm.tokenizer(
-                text, add_special_tokens=False)["input_ids"]
-            print(f"{dtype}: {gguf.name}; tokens equal llama-tokenize's: {same}")
+            n = args.chunks * args.ctx  # the chunks scored (the rest of the text is dropped)
+            same = llama_tokens(gguf, f.name)[:n] == lm.tokenizer(
+                text, add_special_tokens=False)["input_ids"][:n]
+            print(f"{dtype}: {gguf.name}; the {n} tokens of the chunks equal "
+                  f"llama-tokenize's: {same}")
             runs = [llama_perplexity(gguf, f.name, args.ctx, args.chunks, args.threads)
                     for _ in range(args.repeats)]
             print("  " + " ".join(runs[0][2]))
