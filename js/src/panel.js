@@ -206,7 +206,15 @@ export function describeSettings(st) {
   if ("add_eos" in st || "eos_scored" in st) {
     out.push(["EOS", st.eos_scored ? "scored" : st.add_eos ? "added, not scored" : "not added"]);
   }
-  if (st.n_unscored != null) add("unscored", `${st.n_unscored} token${st.n_unscored === 1 ? "" : "s"} at start`);
+  const protocol = st.protocol && st.protocol !== "exact" ? st.protocol : null;
+  if (protocol) add("protocol", protocol);
+  if (st.n_unscored != null) {
+    const n = `${st.n_unscored} token${st.n_unscored === 1 ? "" : "s"}`;
+    add("unscored", protocol ? `${n} not scored by the protocol` : `${n} at start`);
+  }
+  if (st.guide_reported_ppl != null) {
+    add("guide prints", `${fmtMetric(st.guide_reported_ppl)} (miscounted: one token short per window)`);
+  }
   add("top-k", st.top_k);
   add("unigram", st.unigram);
   if (st.ci != null) add("intervals", `${Math.round(st.ci * 100)}% bootstrap`);

@@ -41,6 +41,9 @@ export class TextView {
     this.store = store;
     this.getBin = opts.getBin || ((i) => tokenBin("surprisal", store, i));
     this.onRendered = opts.onRendered || (() => {});
+    // why text between scored tokens is not scored (a protocol's unscored tokens), "" if none
+    this.unscoredNote = "";
+    this.tailNote = "";
     this.blockOptions = opts.blockOptions || {};
     this.queue = new Set();
     this.raf = 0;
@@ -172,7 +175,7 @@ export class TextView {
     const frag = document.createDocumentFragment();
     this._appendTokens(frag, b, pb.t1);
     if (!isLast) {
-      if (end > b.doneEnd) frag.appendChild(document.createTextNode(this.text.slice(b.doneEnd, end)));
+      if (end > b.doneEnd) frag.appendChild(this._gap(this.text.slice(b.doneEnd, end)));
       b.doneEnd = end;
     }
     b.el.insertBefore(frag, pendingHere);
@@ -186,7 +189,7 @@ export class TextView {
     let pos = b.doneEnd;
     for (let i = b.doneT; i < t1; i++) {
       const [st, en] = BlockPlan.clampToken(store.start16[i], store.end16[i], pos, len);
-      if (st > pos) frag.appendChild(document.createTextNode(text.slice(pos, st)));
+      if (st > pos) frag.appendChild(this._gap(text.slice(pos, st)));
       const sp = document.createElement("span");
       let kind = KIND_TEXT;
       if (en > st) sp.textContent = text.slice(st, en);
@@ -201,6 +204,32 @@ export class TextView {
     }
     b.doneT = Math.max(b.doneT, t1);
     b.doneEnd = pos;
+  }
+
+  /** Text between scored tokens: plain, or greyed with the reason as its tooltip where a
+   *  protocol leaves tokens unscored (always as text, never markup). */
+  _gap(s) {
+    if (!this.unscoredNote) return document.createTextNode(s);
+    const sp = document.createElement("span");
+    sp.className = "pplw-unscored";
+    sp.title = this.unscoredNote;
+    sp.textContent = s;
+    return sp;
+  }
+
+  /** A protocol's unscored tokens: `note` says why (""/null: none); `finished`: the text
+   *  after the last scored token is unscored too (not merely waiting). */
+  setUnscored(note, finished) {
+    this.unscoredNote = note || "";
+    const tail = finished ? this.unscoredNote : "";
+    if (tail === this.tailNote) return;
+    this.tailNote = tail;
+    for (const el of [this.pending, ...this.pieceEls]) {
+      if (!el) continue;
+      el.classList.toggle("pplw-unscored", !!tail);
+      if (tail) el.title = tail;
+      else el.removeAttribute("title");
+    }
   }
 
   /** Replace block b's plain text by token spans. */

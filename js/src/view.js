@@ -226,6 +226,8 @@ export class PplView {
     this.metrics.update(metrics, state, this.opts.unit);
     this._syncToolbar();
     this.settings.setSettings(model.get(TRAIT_SETTINGS));
+    const st = model.get(TRAIT_SETTINGS) || {};
+    this.textView.setUnscored(st.unscored_why, status !== STATUS_SCORING);
     this.metrics.setContext(model.get(TRAIT_SETTINGS));
     this.contextView.set(model.get(TRAIT_SETTINGS));
 

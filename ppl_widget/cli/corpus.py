@@ -6,7 +6,7 @@ import argparse
 from typing import TextIO
 
 from ..core.validation import check_batch_size
-from .options import add_score_options, check_counts, count
+from .options import add_protocol_option, add_score_options, check_counts, count
 from .score import format_metrics
 
 
@@ -39,6 +39,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--compile", choices=("auto", "yes", "no"), default="auto",
                    help="torch.compile the model body: auto (on a CUDA GPU once the run is "
                    "measured to be long enough to pay for the compile), yes, no")
+    add_protocol_option(p)
     p.add_argument("--flush-docs", type=count, default=64,
                    help="documents per durable part file (what a kill can lose at most)")
 
@@ -55,13 +56,16 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         context_field=args.context_field,
         split=args.split, glob=args.glob, device=args.device, dtype=args.dtype,
         device_map=args.device_map, flush_docs=args.flush_docs, compile=args.compile,
-        progress=err)
+        progress=err, protocol=args.protocol)
     import os
 
     if os.environ.get("RANK", "0") in ("", "0"):
         m = corpus.metrics()
         out.write(f"{m['n_documents']:,} documents -> {args.out}\n")
         out.write(format_metrics(m) + "\n")
+        if args.protocol != "exact":
+            out.write(f"protocol {args.protocol}: tokens it does not score are left out of "
+                      "every metric (docs/protocols.md)\n")
     return 0
 
 

@@ -4,7 +4,9 @@ before a model is loaded (seconds to minutes) with score()'s messages."""
 from __future__ import annotations
 
 import argparse
+from typing import Any
 
+from ..core.protocols import PROTOCOLS, check_protocol
 from ..core.validation import check_top_k
 from ..core.windows import check_window_settings
 
@@ -18,10 +20,41 @@ def count(text: str) -> int:
 
 
 def check_counts(args: argparse.Namespace) -> None:
-    """The window and top-k rules, checked before a model is loaded (seconds to minutes)."""
+    """The window, protocol and top-k rules, checked before a model is loaded (seconds
+    to minutes)."""
     check_top_k(args.top_k)
+    every = getattr(args, "prefix_every_window", False)
     check_window_settings(args.max_length, args.stride,  # None: the model's default
-                          prefix_every_window=getattr(args, "prefix_every_window", False))
+                          prefix_every_window=every)
+    check_protocol(getattr(args, "protocol", "exact"), args.max_length, args.stride,
+                   prefix_every_window=every, add_eos=getattr(args, "add_eos", False),
+                   context=getattr(args, "context", None) or getattr(args, "chat", None))
+
+
+def add_protocol_option(p: argparse.ArgumentParser) -> None:
+    """``--protocol``: whose window layout to score with (core/protocols.py)."""
+    p.add_argument("--protocol", default="exact", choices=list(PROTOCOLS),
+                   help="window layout: exact (default: every token once, most context), "
+                   "llama.cpp (llama-perplexity's chunks), lm-eval (rolling windows), "
+                   "hf-guide (the transformers guide's loop); see docs/protocols.md")
+
+
+def protocol_lines(result: Any) -> str:
+    """What the protocol's tool reports, for the CLI's output (empty for exact)."""
+    report = result.protocol_report()
+    if report["protocol"] == "exact":
+        return ""
+    lines = [f"protocol {report['protocol']}: {report['n_tokens']:,} tokens scored, "
+             f"{report['n_unscored_tokens']:,} not scored by the protocol"]
+    if "final_ppl" in report:
+        lines.append(f"llama-perplexity's final PPL       {report['final_ppl']:.4f}")
+    if "guide_reported_ppl" in report:
+        lines.append(f"the guide's printed perplexity    {report['guide_reported_ppl']:.6g} "
+                     f"(over {report['guide_reported_n_tokens']:,} tokens: one short per "
+                     "window after the first)")
+        lines.append(f"perplexity of the same tokens     {report['token_ppl']:.6g} "
+                     f"(over {report['n_tokens']:,} tokens, counted right)")
+    return "\n".join(lines)
 
 
 def add_score_options(p: argparse.ArgumentParser, *,

@@ -12,7 +12,7 @@ from typing import TextIO
 from ..core.metrics import METRIC_KEYS
 from ..core.validation import check_text
 from .load_bar import load_with_bar
-from .options import add_score_options, check_counts
+from .options import add_protocol_option, add_score_options, check_counts, protocol_lines
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -29,6 +29,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                        "model's chat template; FILE is the assistant's reply")
     p.add_argument("--prefix-every-window", action="store_true",
                    help="every window reads the BOS token first, then max-length - 1 tokens")
+    add_protocol_option(p)
     p.add_argument("--json", metavar="OUT", help="write the full per-token result here")
 
 
@@ -137,7 +138,8 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         for last in stream(text, lm, max_length=args.max_length, stride=args.stride,
                            prefix=None if args.no_prefix else "bos", add_eos=args.add_eos,
                            top_k=args.top_k, context=context,
-                           prefix_every_window=args.prefix_every_window):
+                           prefix_every_window=args.prefix_every_window,
+                           protocol=args.protocol):
             note = long_run_note(last.total, last.eta_s, args.max_length) \
                 if last.start == 0 else None  # the first batch: the speed is known now
             if note:
@@ -158,6 +160,9 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         code = 0
     if result is not None:
         out.write(format_metrics(result.metrics(), result.conventions()) + "\n")
+        extra = protocol_lines(result)
+        if extra:
+            out.write(extra + "\n")
         if args.json:
             result.to_json(args.json)
             err.write(f"per-token result written to {args.json}\n")

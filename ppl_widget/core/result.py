@@ -228,7 +228,10 @@ class ScoreResult:
     def conventions(self) -> str:
         """The counting conventions in one line, for labels and screenshots."""
         s = self.settings
-        first = ("first token scored after the context" if self.context is not None else
+        protocol = s.get("protocol", "exact")
+        first = (f"protocol {protocol}: {len(self.unscored_token_ids)} tokens not scored by "
+                 f"the protocol" if protocol != "exact" else
+                 "first token scored after the context" if self.context is not None else
                  "first token scored after the prefix token"
                  if s.get("prefix") == "bos" else
                  f"{len(self.unscored_token_ids)} first token(s) unscored (no prefix)")
@@ -238,6 +241,15 @@ class ScoreResult:
         every = " · prefix token in every window" if s.get("prefix_every_window") else ""
         return (f"{s.get('model', '?')} · max_length {s.get('max_length')} · "
                 f"stride {s.get('stride')} · {first}{every} · {eos}{given}")
+
+    def protocol_report(self) -> dict[str, Any]:
+        """What the protocol's tool reports for this text, beside this result's own
+        perplexity over the same scored tokens (``core/protocols.py``): llama.cpp's
+        running perplexity after each chunk; the transformers guide's miscounted number
+        (``guide_reported_ppl``) beside the right one (``token_ppl``)."""
+        from .protocols import protocol_report
+
+        return protocol_report(self)
 
     # ---- building and saving ---------------------------------------------
     @classmethod

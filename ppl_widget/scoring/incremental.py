@@ -22,7 +22,8 @@ if TYPE_CHECKING:
     from .prepare import Prepared
 
 #: Settings that must match for a previous result to be reused.
-SAME_SETTINGS = ("model", "max_length", "stride", "prefix", "add_eos", "top_k", "words")
+SAME_SETTINGS = ("model", "max_length", "stride", "prefix", "add_eos", "top_k", "words",
+                 "protocol")
 #: What the model computed per token (the text's own arrays come from the new tokenization).
 MODEL_ARRAYS = ("surprisal", "entropy", "rank", "context_length", "topk_ids", "topk_probs",
                 "bow_prob")

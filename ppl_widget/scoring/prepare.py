@@ -9,6 +9,7 @@ the first batch's results into arrays).  Both give the same ``Prepared``.
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -270,3 +271,39 @@ def _lay_out(text: str, tok: Any, ids: np.ndarray, raw_offsets: np.ndarray, head
                     target_is_eos=is_eos, unscored_ids=ids[:n_unscored],
                     unscored_offsets=spans[:n_unscored], prefix_token=prefix_token,
                     first_target=first)
+
+
+def keep_scored(prep: Prepared, windows: list[Any]) -> Prepared:
+    """``prep`` with only the targets ``windows`` score (a protocol's plan may leave
+    positions unscored: ``core/protocols.py``); the others join the unscored tokens, in
+    text order, so scored and unscored tokens still tile the text.  Their units count
+    nowhere: a metric's denominators are the units of the scored tokens."""
+    first, n = prep.first_target, len(prep.target_ids)
+    scored = np.zeros(n, bool)
+    for w in windows:
+        scored[w.target_start - first:w.target_end - first] = True
+    if scored.all():
+        return prep
+    if prep.target_is_eos[~scored].any():  # EOS is the text's last position: never dropped
+        raise ValueError("a window plan must score the added EOS")
+    ids = np.concatenate([prep.unscored_ids, prep.target_ids[~scored]])
+    offsets = np.concatenate([prep.unscored_offsets.reshape(-1, 2),
+                              prep.target_offsets[~scored]])
+    order = np.argsort(offsets[:, 0], kind="stable")
+    return dataclasses.replace(
+        prep, target_ids=prep.target_ids[scored], target_offsets=prep.target_offsets[scored],
+        target_units=prep.target_units[scored], target_is_eos=prep.target_is_eos[scored],
+        unscored_ids=ids[order], unscored_offsets=offsets[order])
+
+
+def adds_bos(tok: Any) -> bool:
+    """The tokenizer puts its BOS token first when it encodes a text with its special
+    tokens (llama.cpp's ``llama_vocab_get_add_bos``, read from the tokenizer)."""
+    bos = getattr(tok, "bos_token_id", None)
+    if bos is None:
+        return False
+    try:
+        ids = tok("a", add_special_tokens=True)["input_ids"]
+    except Exception:  # noqa: BLE001 - a tokenizer that cannot say adds none
+        return False
+    return len(ids) > 0 and int(ids[0]) == int(bos)

@@ -152,6 +152,9 @@ class ScoringRun:
         if self.depth > 1 and self.next_window == 0 and self.kept is None:
             size = max(1, size // FIRST_BATCH_SHARE)  # small first: live first colours
         batch = self.windows[self.next_window:self.next_window + size]
+        # one input width per batch (a plan's last window may be shorter than the others)
+        width = batch[0].n_inputs
+        batch = batch[:next((i for i, w in enumerate(batch) if w.n_inputs != width), len(batch))]
         try:
             with torch.inference_mode():
                 if self.depth > 1:
@@ -176,8 +179,10 @@ class ScoringRun:
             arrays = pending()
         except Exception as exc:  # an asynchronous device error surfaces here
             raise self._failed(exc) from exc
-        first = self.prep.first_target  # a sequence position; targets are counted from it
-        start, stop = batch[0].target_start - first, batch[-1].target_end - first
+        # batches finish in order and the plan's targets follow the text: this batch's
+        # targets are the scored tokens after those done (a protocol may skip positions)
+        start = self.done
+        stop = start + sum(w.n_targets for w in batch)
         arrays = self._token_arrays(arrays, start, stop)
         new_ids = [t for t in ids_in([arrays]).tolist() if t not in self.vocab]
         new_vocab = decode_each(self.lm.tokenizer, new_ids)
@@ -203,6 +208,8 @@ class ScoringRun:
         arrays = {k: np.asarray(arrays[k], dtype=TOKEN_ARRAYS[k]) for k in TOKEN_ARRAYS}
         if end is not None:
             self.bow_end = float(np.asarray(end).reshape(-1)[0])
+        elif stop == self.total and self.windows[-1].target_end < len(self.sequence):
+            self.bow_end = math.nan  # a plan that leaves the text's end unscored: no end
         elif stop == self.total:  # one more forward (NaN from a kind without b)
             try:
                 if self.plan["prefix_every_window"]:  # only BatchedForward takes it

@@ -11,14 +11,15 @@ from collections import deque
 from collections.abc import Iterator
 from typing import Any
 
+from ..core.protocols import check_protocol, get_protocol, plan_protocol, protocol_stride
 from ..core.result import ScoreResult
 from ..core.text_units import DEFAULT_WORD_PATTERN, WordSpec
 from ..core.validation import as_count, check_text
-from ..core.windows import check_window_params, plan_windows
+from ..core.windows import check_window_params
 from .context import Context, check_context
 from .forward import MAX_LOGIT_ELEMENTS_CUDA
 from .models import LoadedModel, as_loaded
-from .prepare import prepare, prepare_ahead
+from .prepare import adds_bos, keep_scored, prepare, prepare_ahead
 from .progress import CancelFlag, ScoreProgress, ScoringError
 from .run import ScoringRun, pipeline_depth
 
@@ -62,12 +63,37 @@ def resolve_window(lm: LoadedModel, max_length: int | None, stride: int | None,
                                prefix_every_window=prefix_every_window)
 
 
+def resolve_protocol(lm: Any, protocol: str, max_length: int | None, stride: int | None,
+                     prefix: str | None, *, prefix_every_window: bool = False,
+                     add_eos: bool = False, context: Context = None
+                     ) -> tuple[int, int, str | None]:
+    """``(max_length, stride, prefix)`` of a run under ``protocol`` (``core/protocols.py``):
+    its rules checked, the model's defaults filled in, its stride and prefix token set
+    (``llama.cpp``: BOS where the model's tokenizer adds one; ``hf-guide``: none)."""
+    rules = {"prefix_every_window": prefix_every_window, "add_eos": add_eos,
+             "context": context}
+    check_protocol(protocol, max_length, stride, **rules)
+    max_length = resolve_window(lm, max_length, None, prefix_every_window)[0]
+    check_protocol(protocol, max_length, stride, **rules)  # a stride against the default
+    stride = protocol_stride(protocol, max_length, stride)
+    max_length, stride = resolve_window(lm, max_length, stride, prefix_every_window)
+    wants = get_protocol(protocol).prefix
+    if wants == "model":
+        prefix = "bos" if adds_bos(lm.tokenizer) else None
+    elif wants is None:
+        prefix = None
+    elif wants == "bos" and prefix is None:
+        raise ValueError(f"prefix=None is an option of protocol='exact': protocol="
+                         f"{protocol!r} reads its prefix token (BOS, else EOS) first")
+    return max_length, stride, prefix
+
+
 def stream(text: str, lm: Any = None, *, max_length: int | None = None, stride: int | None = None,
            prefix: str | None = "bos", add_eos: bool = False, top_k: int = 5,
            batch_size: int | str = "auto", words: WordSpec = None,
            cancel: CancelFlag = None, reuse: ScoreResult | None = None,
            context: Context = None, prefix_every_window: bool = False,
-           ) -> Iterator[ScoreProgress]:
+           protocol: str = "exact") -> Iterator[ScoreProgress]:
     """Score ``text`` window by window, yielding a ``ScoreProgress`` per batch.
 
     The last item has ``finished`` (or ``cancelled``) set and its ``result``
@@ -81,13 +107,13 @@ def stream(text: str, lm: Any = None, *, max_length: int | None = None, stride: 
     starts at the first window holding a changed token (scoring/incremental.py).
     ``result.settings["reused_tokens"]`` says how many were kept.
 
-    ``context`` and ``prefix_every_window``: see ``score``.
+    ``context``, ``prefix_every_window`` and ``protocol``: see ``score``.
     """
     check_text(text, add_eos)  # before a model is loaded: an empty text fails at once
     yield from stream_any_text(text, lm, max_length=max_length, stride=stride, prefix=prefix,
                                add_eos=add_eos, top_k=top_k, batch_size=batch_size,
                                words=words, cancel=cancel, reuse=reuse, context=context,
-                               prefix_every_window=prefix_every_window)
+                               prefix_every_window=prefix_every_window, protocol=protocol)
 
 
 def stream_any_text(text: str, lm: Any = None, *, max_length: int | None = None,
@@ -96,13 +122,15 @@ def stream_any_text(text: str, lm: Any = None, *, max_length: int | None = None,
                     batch_size: int | str = "auto", words: WordSpec = None,
                     cancel: CancelFlag = None, reuse: ScoreResult | None = None,
                     context: Context = None, prefix_every_window: bool = False,
-                    ) -> Iterator[ScoreProgress]:
+                    protocol: str = "exact") -> Iterator[ScoreProgress]:
     """``stream`` without the empty-text rule: an empty text gives an empty result (the
     editable widget's empty state, which is no error)."""
     lm = as_loaded(lm)
     top_k = as_count("top_k", top_k, minimum=0, rule="a non-negative integer")
-    max_length, stride = resolve_window(lm, max_length, stride, prefix_every_window)
     context = check_context(context)
+    max_length, stride, prefix = resolve_protocol(
+        lm, protocol, max_length, stride, prefix, prefix_every_window=prefix_every_window,
+        add_eos=add_eos, context=context)
     if prefix_every_window and prefix is None:
         raise ValueError("prefix_every_window=True reads the prefix token in every window: "
                          "it needs prefix='bos'")
@@ -120,9 +148,14 @@ def stream_any_text(text: str, lm: Any = None, *, max_length: int | None = None,
         "device": str(lm.device), "dtype": str(lm.dtype).replace("torch.", ""),
         "words": str(words) if words is not None else DEFAULT_WORD_PATTERN, "n_windows": 0,
         "prefix_every_window": prefix_every_window, "context_tokens": 0,
+        "protocol": protocol,
     }
+    plan = get_protocol(protocol)
+    if reuse is not None and not plan.every_token:
+        raise ValueError(f"reuse= keeps the windows before an edit, and protocol={protocol!r} "
+                         "lays its windows out from the text's end too: score it in full")
     depth = pipeline_depth(lm, forward)
-    if depth > 1 and reuse is None and context is None:
+    if depth > 1 and reuse is None and context is None and plan.every_token:
         # a GPU: it scores the first batches while the host tokenizes the rest of a long
         # text; the start holds one batch (its windows' targets, and the first's context)
         ahead = prepare_ahead(text, lm, batch_size * stride + max_length,
@@ -131,9 +164,13 @@ def stream_any_text(text: str, lm: Any = None, *, max_length: int | None = None,
             yield from ScoringRun(ahead, None, forward, lm, settings, batch_size, depth, cancel)
             return
     prep = prepare(text, lm, prefix=prefix, add_eos=add_eos, words=words, context=context)
-    windows = plan_windows(len(prep.sequence), max_length, stride,
-                           first_target=prep.first_target,
-                           prefix_every_window=prefix_every_window)
+    windows = plan_protocol(protocol, len(prep.sequence), max_length, stride,
+                            first_target=prep.first_target,
+                            prefix_every_window=prefix_every_window, bos=prefix == "bos")
+    if any(w.prefixed for w in windows) and not isinstance(lm, LoadedModel):
+        raise ValueError(f"protocol={protocol!r} reads the prefix token first in every "
+                         f"window: that is for neural models (an n-gram model reads none)")
+    prep = keep_scored(prep, windows)  # a protocol's unscored positions join the unscored
     settings.update(prefix_token=prep.prefix_token, n_windows=len(windows),
                     **prep.context_settings())
     kept = None
@@ -149,7 +186,7 @@ def score(text: str, lm: Any = None, *, max_length: int | None = None, stride: i
           prefix: str | None = "bos", add_eos: bool = False, top_k: int = 5,
           batch_size: int | str = "auto", words: WordSpec = None,
           reuse: ScoreResult | None = None, context: Context = None,
-          prefix_every_window: bool = False) -> ScoreResult:
+          prefix_every_window: bool = False, protocol: str = "exact") -> ScoreResult:
     """Score every token of ``text`` exactly once with strided sliding windows.
 
     ``lm``: anything ``load_model`` takes (default: the embedded SmolLM2).
@@ -171,9 +208,20 @@ def score(text: str, lm: Any = None, *, max_length: int | None = None, stride: i
     (``add_eos`` then scores the template's end-of-turn token).  See docs/context.md.
     ``prefix_every_window``: every window reads the prefix token first, then up to
     ``max_length - 1`` tokens (llama.cpp's layout); each token is still scored once.
+
+    ``protocol``: ``"exact"`` (the above), or another tool's layout, to reproduce its
+    number (``core/protocols.py``, docs/protocols.md): ``"llama.cpp"`` (llama-perplexity:
+    disjoint chunks of ``max_length``, the second half of each scored; the text after the
+    last whole chunk dropped; BOS where the model adds one), ``"lm-eval"``
+    (lm-evaluation-harness's rolling windows: ``stride = max_length``) or ``"hf-guide"``
+    (the transformers guide's strided loop, no prefix token; ``result.protocol_report()``
+    gives its miscounted number beside the right one).  The protocol fixes the prefix
+    token; tokens it does not score stay in the result as unscored tokens, and the
+    metrics count the scored ones only.
     """
     progress = stream(text, lm, max_length=max_length, stride=stride, prefix=prefix,
                       add_eos=add_eos, top_k=top_k, batch_size=batch_size, words=words,
-                      reuse=reuse, context=context, prefix_every_window=prefix_every_window)
+                      reuse=reuse, context=context, prefix_every_window=prefix_every_window,
+                      protocol=protocol)
     last = deque(progress, maxlen=1)  # stream always yields; the last item is complete
     return last[0].result

@@ -54,6 +54,7 @@ from typing import TYPE_CHECKING, Any, Final
 import numpy as np
 
 from ..core.jsonable import json_number, json_safe
+from ..core.protocols import get_protocol
 from .widget_levels import LevelAssigner, context_gain, word_corrected
 
 if TYPE_CHECKING:
@@ -217,6 +218,13 @@ def result_settings(result: ScoreResult, *, unigram: Any = None,
     settings = dict(result.settings)
     settings.update(n_unscored=len(result.unscored_token_ids),
                     eos_scored=bool(result.is_eos.any()), total_tokens=result.total_tokens)
+    name = settings.get("protocol", "exact")
+    if name != "exact":  # why its unscored tokens are (tooltips), the tool's own number
+        settings["unscored_why"] = get_protocol(name).unscored_why
+        if not result.partial:
+            report = result.protocol_report()
+            if "guide_reported_ppl" in report:
+                settings["guide_reported_ppl"] = report["guide_reported_ppl"]
     if result.context is not None:  # shown before the text (a chat as its turns)
         settings["context"] = result.context
     if unigram is not None:

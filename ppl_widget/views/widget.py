@@ -12,6 +12,7 @@ from typing import Any
 
 import traitlets
 
+from ..core.protocols import check_protocol, get_protocol, protocol_stride
 from ..core.result import ScoreResult
 from ..core.text_units import TextUnits, WordSpec
 from ..core.validation import check_text
@@ -39,6 +40,8 @@ class PerplexityWidget(StaticPageOutput, PerplexityTraits):
     ``max_length``, ``stride``, ``prefix`` or ``prefix_every_window`` (here or in the
     widget), or ``text`` or ``context``, re-scores.  ``context``: a string or a chat the
     model reads before ``text`` (see ``score()``), shown before it, uncoloured.
+    ``protocol``: ``score()``'s; the tokens it leaves unscored are shown greyed, and the
+    panel says how many (an edit re-scores in full where its windows move).
     """
 
     _esm = bundle_path("widget.js")
@@ -51,7 +54,8 @@ class PerplexityWidget(StaticPageOutput, PerplexityTraits):
                  top_k: int = 5, batch_size: int | str = "auto", words: WordSpec = None,
                  sentences: Any = None, unigram: Any = None, ci: float | None = None,
                  editable: bool = False, autostart: bool = True, context: Any = None,
-                 prefix_every_window: bool = False, **kwargs: Any) -> None:
+                 prefix_every_window: bool = False, protocol: str = "exact",
+                 **kwargs: Any) -> None:
         # score()'s rule: an empty text has nothing to score, but an editable widget may
         # start empty (it shows an empty result until something is typed)
         check_text(text, add_eos or editable)
@@ -59,12 +63,15 @@ class PerplexityWidget(StaticPageOutput, PerplexityTraits):
         self._model_spec = model
         self._lm: LoadedModel | None = model if isinstance(model, LoadedModel) else None
         self._options = check_options({"add_eos": add_eos, "top_k": top_k,
-                                       "batch_size": batch_size, "words": words})
+                                       "batch_size": batch_size, "words": words,
+                                       "protocol": protocol})
         if not isinstance(prefix_every_window, bool):
             raise ValueError(f"prefix_every_window must be True or False, got "
                              f"{prefix_every_window!r}")
         max_length, stride = check_window(max_length, stride, self._lm,
                                           prefix_every_window=prefix_every_window)
+        check_protocol(protocol, max_length, stride, prefix_every_window=prefix_every_window,
+                       add_eos=add_eos, context=context)
         if ci is not None and not (isinstance(ci, float | int) and not isinstance(ci, bool)
                                    and 0 < ci < 1):
             raise ValueError(f"ci must be a confidence level between 0 and 1, got {ci!r}")
@@ -183,7 +190,8 @@ class PerplexityWidget(StaticPageOutput, PerplexityTraits):
         self.status = "scoring"
         text = self.text  # read once: an edit while starting is the next run's
         # an edited text keeps the windows before the edit (scoring/incremental.py)
-        reuse = self.result if edited else None
+        reuse = self.result if edited and get_protocol(
+            self._options["protocol"]).every_token else None  # else: its plan moves
         context = self.context
         run = WidgetRun(run_id, text, self._lm, words=self._options["words"],
                         sentences=self._sentences, unigram=self._unigram_spec, ci=self._ci)
@@ -209,10 +217,13 @@ class PerplexityWidget(StaticPageOutput, PerplexityTraits):
         self.result_data = None
         self.settings = settings = run.settings()
         # show the resolved window defaults; equal to the run's settings, they re-score nothing
-        self._run_settings = (settings["max_length"], settings["stride"], self.prefix,
+        # (a protocol that fixes the stride to max_length keeps it unset: it follows)
+        stride = None if protocol_stride(self._options["protocol"], 1, None) else \
+            settings["stride"]
+        self._run_settings = (settings["max_length"], stride, self.prefix,
                               self.prefix_every_window)
         with self.hold_trait_notifications():
-            self.max_length, self.stride = settings["max_length"], settings["stride"]
+            self.max_length, self.stride = settings["max_length"], stride
         self._send_run(run.run_id, run.reset())
 
     def _send_run(self, run_id: int, message: Message) -> None:

@@ -16,6 +16,7 @@ from typing import Any
 
 import traitlets
 
+from ..core.protocols import get_protocol
 from ..core.validation import as_count, check_batch_size, check_top_k
 from ..core.windows import check_window_settings
 
@@ -115,4 +116,6 @@ def check_options(options: dict[str, Any]) -> dict[str, Any]:
         out["top_k"] = check_top_k(out["top_k"])
     if "batch_size" in out:
         out["batch_size"] = check_batch_size(out["batch_size"])
+    if "protocol" in out:
+        get_protocol(out["protocol"])  # its own rules against the window: score()'s
     return out

@@ -1,12 +1,12 @@
 """Windows of several documents in one model call.
 
-Each document is laid out and split into windows exactly as ``score`` does
-(``prepare`` + ``plan_windows``).  Windows of different documents, of different
-lengths, share a batch by right-padding: in a causal model a position attends only to
-the positions before it, so padding after a window's last input position changes none
-of its outputs, and positions (0, 1, ...) stay those of the unpadded window.  No
-attention mask is needed, exactly as ``score`` calls the model.  Only the target rows
-go through the LM head, in bounded slabs, and the scorer's own fused softmax pass
+Each document is laid out and split into windows exactly as ``score`` does (``prepare``
++ the protocol's plan, ``core/protocols.py``).  Windows of different documents, of
+different lengths, share a batch by right-padding: in a causal model a position attends
+only to the positions before it, so padding after a window's last input position changes
+none of its outputs, and positions (0, 1, ...) stay those of the unpadded window.  No
+attention mask is needed, exactly as ``score`` calls the model.  Only the target rows go
+through the LM head, in bounded slabs, and the scorer's own fused softmax pass
 (``BatchedForward.slab_stats``) gives surprisal, entropy, rank, top-k and b(i).
 """
 
@@ -36,6 +36,8 @@ class Item:
     end: int
     n_rows: int
     bow_row: bool
+    #: the model reads the prefix token (position 0) in place of ``start`` (``Window``'s)
+    prefixed: bool = False
 
     @property
     def length(self) -> int:
@@ -52,14 +54,15 @@ def plan_items(doc: int, n_positions: int, windows: list[Window], max_length: in
                want_bow: bool, end_limit: int | None = None) -> list[Item]:
     """The batch rows of one document: its windows, plus b after its last token.
     ``end_limit``: the most input positions the model takes (its context length)."""
-    items = [Item(doc, k, w.input_start, w.input_end, w.n_targets, False)
+    items = [Item(doc, k, w.input_start, w.input_end, w.n_targets, False, w.prefixed)
              for k, w in enumerate(windows)]
-    if not (want_bow and windows):
-        return items
+    if not (want_bow and windows) or windows[-1].target_end < n_positions:
+        return items  # (a plan that leaves the end unscored has no "after the last token")
     if end_row_rides(windows, end_limit or max_length):
         # the b row's input is the last window plus one position: one row more, same call
         k, w = len(windows) - 1, windows[-1]
-        items[k] = Item(doc, k, w.input_start, w.input_end + 1, w.n_targets + 1, True)
+        items[k] = Item(doc, k, w.input_start, w.input_end + 1, w.n_targets + 1, True,
+                        w.prefixed)
     else:  # as the scorer does: the last max_length positions, one row
         items.append(Item(doc, -1, n_positions - max_length, n_positions, 1, True))
     return items
@@ -96,6 +99,8 @@ def run_batch(fwd: BatchedForward, items: list[Item], sequences: list[np.ndarray
     for r, it in enumerate(items):
         seq = sequences[it.doc]
         inputs[r, :it.length] = seq[it.start:it.end]
+        if it.prefixed:
+            inputs[r, 0] = seq[0]
         flat_rows.append(r * width + np.arange(it.length - it.n_rows, it.length))
         # the row at position p predicts the token at p + 1; the b row predicts nothing
         n_real = it.n_rows - int(it.bow_row)

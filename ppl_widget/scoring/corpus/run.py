@@ -25,20 +25,20 @@ from ...core.corpus import (
     open_corpus,
 )
 from ...core.extras import require
+from ...core.protocols import plan_protocol
 from ...core.result import TOKEN_ARRAYS, ScoreResult
 from ...core.text_units import DEFAULT_WORD_PATTERN, WordSpec
 from ...core.validation import as_count
-from ...core.windows import plan_windows
 from ..forward import BatchedForward, is_oom
 from ..model_kind import ScoringModel
 from ..models import LoadedModel, load_model
-from ..prepare import Prepared, prepare_many
+from ..prepare import Prepared, keep_scored, prepare_many
 from ..run import pipeline_depth
-from ..scorer import auto_batch_size, resolve_window, score
+from ..scorer import auto_batch_size, resolve_protocol, score
 from ..throughput import flop_model, matmul_peak, window_flops
 from ..vocab import decode_each, ids_in
 from . import distributed
-from .batch import batch_end, end_row_rides, plan_items, run_batch, sort_items
+from .batch import batch_end, plan_items, run_batch, sort_items
 from .compiled import CompiledBody, check_choice
 from .input import Documents, open_documents
 from .pipeline import BackgroundWriter, prefetched
@@ -58,7 +58,7 @@ def score_corpus(source: Any, out: str | os.PathLike, lm: Any = None, *,
                  split: str | None = None, glob: str = "**/*", device: str = "auto",
                  dtype: str = "auto", device_map: Any = None, flush_docs: int = 64,
                  compile: bool | str = "auto", progress: TextIO | bool = True,
-                 ) -> CorpusResults:
+                 protocol: str = "exact") -> CorpusResults:
     """Score every document of ``source`` with the same settings into ``out`` (Parquet).
 
     ``source``: a folder of text files (id: path inside the folder), a ``.jsonl`` file
@@ -74,7 +74,8 @@ def score_corpus(source: Any, out: str | os.PathLike, lm: Any = None, *,
     see ``compiled.COMPILE_PAYS_AFTER_S``; True: always; False: never).  A killed run
     resumes where it stopped.  Returns ``open_corpus(out)``, whose ``throughput`` table
     gives each rank's tokens/s, TFLOP/s and share of its device's measured peak.  Under
-    torchrun each rank scores its share.
+    torchrun each rank scores its share.  ``protocol``: ``score``'s, per document (a
+    document too short for llama.cpp's protocol stops the run, named).
     """
     out = os.fspath(out)
     require("pyarrow.parquet", "score_corpus (it writes Parquet)")  # before any scoring
@@ -90,7 +91,7 @@ def score_corpus(source: Any, out: str | os.PathLike, lm: Any = None, *,
         run = CorpusRun(docs, lm, ranks, out, max_length=max_length, stride=stride, prefix=prefix,
                    add_eos=add_eos, top_k=top_k, batch_size=batch_size, words=words,
                    flush_docs=flush_docs, compile=compile, progress=progress,
-                   context_field=context_field)
+                   context_field=context_field, protocol=protocol)
         run.execute()
         distributed.barrier(ranks)
         results = open_corpus(out)
@@ -107,12 +108,15 @@ class CorpusRun:
                  max_length: int | None, stride: int | None, prefix: str | None,
                  add_eos: bool, top_k: int, batch_size: int | str, words: WordSpec,
                  flush_docs: int, compile: bool | str, progress: TextIO | bool,
-                 context_field: str | None = None):
+                 context_field: str | None = None, protocol: str = "exact"):
         self.docs, self.lm, self.ranks, self.out = docs, lm, ranks, out
         top_k = as_count("top_k", top_k, minimum=0, rule="a non-negative integer")
         if prefix not in ("bos", None):
             raise ValueError(f"prefix must be 'bos' or None, got {prefix!r}")
-        self.max_length, self.stride = resolve_window(lm, max_length, stride)
+        self.protocol = protocol
+        self.max_length, self.stride, prefix = resolve_protocol(
+            lm, protocol, max_length, stride, prefix, add_eos=add_eos,
+            context=context_field)  # a context field is exact's option, as a context is
         # a transformers model: windows of several documents share a batch; another
         # model kind: scored document-wise, by score()
         self.kind = not isinstance(lm, LoadedModel)
@@ -141,7 +145,7 @@ class CorpusRun:
             "dtype": str(lm.dtype).replace("torch.", ""),
             "words": str(words) if words is not None else DEFAULT_WORD_PATTERN,
             "n_documents": len(docs), "ids_digest": ids_digest(docs.ids),
-            "source": docs.source, "context_field": context_field,
+            "source": docs.source, "context_field": context_field, "protocol": protocol,
         }
         stream = sys.stderr if progress is True else (progress or None)
         self.stream = stream if ranks.is_main else None
@@ -234,6 +238,15 @@ class CorpusRun:
                                    add_eos=self.add_eos, words=self.words,
                                    contexts=[c for _, c in items])
 
+    def _plan(self, i: int, prep: Prepared) -> list:
+        """Document ``i``'s windows under the run's protocol (its rule broken: named)."""
+        try:
+            return plan_protocol(self.protocol, len(prep.sequence), self.max_length,
+                                 self.stride, first_target=prep.first_target,
+                                 bos=self.prefix == "bos")
+        except ValueError as exc:
+            raise ValueError(f"document {self.docs.ids[i]!r}: {exc}") from None
+
     def _score_chunk(self, indices: list[int], items: list[tuple[str, Any]],
                      preps: list[Prepared] | None,
                      ) -> Callable[[], list[tuple[int, str, ScoreResult]]]:
@@ -243,13 +256,15 @@ class CorpusRun:
         if preps is None:
             results = [score(t, self.lm, max_length=self.max_length, stride=self.stride,
                              prefix=self.prefix, add_eos=self.add_eos, top_k=self.top_k,
-                             batch_size=self.batch_size, words=self.words, context=c)
+                             batch_size=self.batch_size, words=self.words, context=c,
+                             protocol=self.protocol)
                        for t, c in items]
             self.progress.update(len(results), sum(len(r) for r in results))
             rows = [(i, self.docs.ids[i], r) for i, r in zip(indices, results, strict=True)]
             return lambda: rows
-        windows = [plan_windows(len(p.sequence), self.max_length, self.stride,
-                                first_target=p.first_target) for p in preps]
+        windows = [self._plan(indices[d], p) for d, p in enumerate(preps)]
+        # a protocol's unscored positions join each document's unscored tokens
+        preps = [keep_scored(p, ws) for p, ws in zip(preps, windows, strict=True)]
         want_bow = self.fwd.bow_mask is not None
         items = [it for d, (p, ws) in enumerate(zip(preps, windows, strict=True))
                  for it in plan_items(d, len(p.sequence), ws, self.max_length, want_bow,
@@ -304,23 +319,24 @@ class CorpusRun:
         """One document's result from its windows' rows, as ``score`` builds it."""
         parts = []
         bow_end = math.nan
+        a = 0  # the window's first target among the scored tokens (a plan may skip some)
         for k, w in enumerate(windows):
             arrays = dict(got[(d, k)])
-            if k == len(windows) - 1 and self.fwd.bow_mask is not None \
-                    and end_row_rides(windows, self.end_limit):  # the b row rides on it
+            n = w.n_targets
+            if len(arrays["surprisal"]) == n + 1:  # the b row rode on the last window
                 bow_end = float(arrays["bow_prob"][-1])
                 arrays = {key: v[:-1] for key, v in arrays.items()}
-            n = w.n_targets
             if not self.top_k:
                 arrays["topk_ids"] = np.zeros((n, 0), np.int64)
                 arrays["topk_probs"] = np.zeros((n, 0), np.float64)
             arrays["context_length"] = np.arange(w.target_start - w.input_start,
                                                  w.target_end - w.input_start)
-            a, b = w.target_start - prep.first_target, w.target_end - prep.first_target
+            b = a + n
             arrays.update(token_ids=prep.target_ids[a:b], offsets=prep.target_offsets[a:b],
                           units=prep.target_units[a:b], is_eos=prep.target_is_eos[a:b])
             arrays.setdefault("bow_prob", np.full(n, np.nan))
             parts.append({key: np.asarray(arrays[key], dtype=t) for key, t in TOKEN_ARRAYS.items()})
+            a = b
         if (d, -1) in got:
             bow_end = float(got[(d, -1)]["bow_prob"][0])
         ids = ids_in(parts).tolist()
@@ -332,7 +348,7 @@ class CorpusRun:
             "top_k": self.top_k, "device": str(self.lm.device),
             "dtype": self.settings["dtype"], "words": self.settings["words"],
             "n_windows": len(windows), "batch_size": self.batch_size,
-            **prep.context_settings(),
+            **prep.context_settings(), "protocol": self.protocol,
         }
         return ScoreResult.from_parts(
             prep.text, parts, self.top_k, vocab={t: self.vocab_cache[t] for t in ids},

@@ -1,0 +1,181 @@
+"""score(protocol="llama.cpp") against llama.cpp's own llama-perplexity, same weights.
+
+The default model's F32 GGUF against our float32 load of it (the same weights), its BF16
+GGUF against our bfloat16 load; the same text (its tokens checked against
+llama-tokenize's), the same chunks (``--chunks`` of ``-c`` tokens) and threads.  Prints
+seconds side by side (llama.cpp's from its first chunk to its final estimate, model
+load and tokenization left out; ours: score() from text to result, tokenization
+included), the ratio (llama.cpp seconds / ours: above 1, ours is faster) and both
+final PPLs.
+
+    python benchmarks/bench_llama_cpp.py [--chunks 15] [--ctx 256] [--threads 2]
+    python benchmarks/bench_llama_cpp.py --smoke   # no llama.cpp: a tiny random model
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import inspect
+import math
+import os
+import pathlib
+import re
+import subprocess
+import sys
+import tempfile
+import time
+
+LLAMA = pathlib.Path("/work/llama/llama_cpp_python-0.3.36/vendor/llama.cpp/build/bin")
+MODELS = pathlib.Path("/work/llama/models")
+GGUF = {"float32": "smollm2-f32.gguf", "bfloat16": "smollm2-bf16.gguf"}
+
+
+def prose(min_tokens: int, tokenizer) -> str:
+    """Standard-library docstrings without digits (transformers' and llama.cpp's
+    tokenizers of the default model part ways on whitespace runs before digits), cut to
+    between ``min_tokens`` and ``min_tokens`` + 100 tokens."""
+    import collections
+    import csv
+    import json
+    import logging
+    import threading
+    import unittest
+
+    parts: list[str] = []
+    for mod in (collections, csv, json, logging, threading, unittest, argparse, inspect):
+        for _, obj in inspect.getmembers(mod):
+            doc = inspect.getdoc(obj)
+            if doc and len(doc) > 200 and not re.search(r"\d", doc):
+                parts.append(" ".join(doc.split()))  # no whitespace runs at all
+    text = "\n\n".join(dict.fromkeys(parts))
+    ids = tokenizer(text, add_special_tokens=False)["input_ids"]
+    if len(ids) < min_tokens:
+        raise SystemExit(f"only {len(ids)} tokens of prose, asked for {min_tokens}")
+    return tokenizer.decode(ids[:min_tokens + 100])
+
+
+def llama_perplexity(gguf: pathlib.Path, path: str, ctx: int, chunks: int,
+                     threads: int) -> tuple[float, float, list[str]]:
+    """(seconds from the first chunk to the final estimate, final PPL, the command)."""
+    cmd = [str(LLAMA / "llama-perplexity"), "-m", str(gguf), "-f", path, "-c", str(ctx),
+           "-b", str(ctx), "-t", str(threads), "--chunks", str(chunks)]
+    log = subprocess.run(cmd, capture_output=True, text=True, check=True).stderr
+
+    def stamp(pattern: str) -> float:  # llama.cpp's log time stamps: m.ss.mmm.uuu
+        line = next(ln for ln in log.splitlines() if re.search(pattern, ln))
+        m, s, ms, us = (int(x) for x in line.split()[0].split("."))
+        return 60 * m + s + ms / 1e3 + us / 1e6
+
+    seconds = stamp("Final estimate") - stamp("calculating perplexity over")
+    ppl = float(re.search(r"Final estimate: PPL = ([\d.]+)", log)[1])
+    return seconds, ppl, cmd
+
+
+def llama_tokens(gguf: pathlib.Path, path: str) -> list[int]:
+    out = subprocess.run([str(LLAMA / "llama-tokenize"), "-m", str(gguf), "-f", path, "--ids",
+                          "--log-disable"], capture_output=True, text=True, check=True).stdout
+    return ast.literal_eval(out.strip().splitlines()[-1])
+
+
+def ours(text: str, lm, ctx: int, repeats: int) -> tuple[float, float, int]:
+    """(best seconds of ``repeats`` score() calls, final PPL, tokens scored)."""
+    from ppl_widget import score
+
+    try:  # warm-up: a few short chunks
+        score(text[:1500], lm, max_length=64, protocol="llama.cpp")
+    except ValueError:  # a text too short for two chunks of 64: none
+        pass
+    best, result = math.inf, None
+    for _ in range(repeats):
+        t = time.perf_counter()
+        result = score(text, lm, max_length=ctx, protocol="llama.cpp")
+        best = min(best, time.perf_counter() - t)
+    return best, result.protocol_report()["final_ppl"], len(result)
+
+
+def smoke() -> None:
+    """A tiny random Llama, no llama.cpp: score()'s row beside llama-perplexity's loop
+    written out by hand on the same model (its final PPL must agree)."""
+    import torch
+
+    sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+    from tiny_llama import tiny_llama
+
+    base = "The keeper climbed the stairs each evening to light the lamp. " * 40
+    lm = tiny_llama([base], max_positions=64)
+    ctx, chunks = 32, 4
+    ids = lm.tokenizer(base, add_special_tokens=False)["input_ids"][:ctx * chunks]
+    text = lm.tokenizer.decode(ids)
+    ids = lm.tokenizer(text, add_special_tokens=False)["input_ids"]
+    nll = []
+    t = time.perf_counter()
+    with torch.no_grad():  # llama-perplexity's loop: chunks, the second half scored
+        for start in range(0, len(ids) // ctx * ctx, ctx):
+            logits = lm.model(torch.tensor([ids[start:start + ctx]])).logits[0].float()
+            logp = torch.log_softmax(logits, -1)
+            for j in range(ctx // 2, ctx - 1):
+                nll.append(-float(logp[j, ids[start + j + 1]]))
+    loop_s = time.perf_counter() - t
+    loop_ppl = math.exp(sum(nll) / len(nll))
+    seconds, ppl, n = ours(text, lm, ctx, 2)
+    table([("float32", loop_s, loop_ppl, seconds, ppl, n)], "loop")
+    assert abs(ppl / loop_ppl - 1) < 1e-4, (ppl, loop_ppl)
+
+
+def table(rows: list[tuple], other: str) -> None:
+    """One row per dtype: seconds, ratio and final PPL of ``other`` and of score()."""
+    print(f"| dtype    | {other + ' s':>13} | score() s | ratio | {other + ' PPL':>15} | "
+          "score() PPL | tokens scored |")
+    print(f"|----------|{'-' * 15}|-----------|-------|{'-' * 17}|-------------|---------------|")
+    for dtype, other_s, other_ppl, our_s, our_ppl, n in rows:
+        print(f"| {dtype:8} | {other_s:13.2f} | {our_s:9.2f} | {other_s / our_s:5.2f} | "
+              f"{other_ppl:15.4f} | {our_ppl:11.4f} | {n:13} |")
+    print(f"ratio: {other}'s seconds / score()'s (above 1: score() is faster)")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--chunks", type=int, default=15)
+    parser.add_argument("--ctx", type=int, default=256)
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--repeats", type=int, default=2)
+    parser.add_argument("--dtypes", default="float32,bfloat16")
+    parser.add_argument("--smoke", action="store_true", help="tiny model, no llama.cpp")
+    args = parser.parse_args()
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    if args.smoke:
+        smoke()
+        return
+    import torch
+
+    from ppl_widget import load_model
+
+    torch.set_num_threads(args.threads)
+    rows = []
+    for dtype in args.dtypes.split(","):
+        lm = load_model(None, device="cpu", dtype=dtype)
+        gguf = MODELS / GGUF[dtype]
+        text = prose(args.chunks * args.ctx, lm.tokenizer)
+        with tempfile.NamedTemporaryFile("w", suffix=".txt", delete=False) as f:
+            f.write(text)
+        try:
+            n = args.chunks * args.ctx  # the chunks scored (the rest of the text is dropped)
+            same = llama_tokens(gguf, f.name)[:n] == lm.tokenizer(
+                text, add_special_tokens=False)["input_ids"][:n]
+            print(f"{dtype}: {gguf.name}; the {n} tokens of the chunks equal "
+                  f"llama-tokenize's: {same}")
+            runs = [llama_perplexity(gguf, f.name, args.ctx, args.chunks, args.threads)
+                    for _ in range(args.repeats)]
+            print("  " + " ".join(runs[0][2]))
+        finally:
+            os.unlink(f.name)
+        seconds, ppl, n = ours(text, lm, args.ctx, args.repeats)
+        rows.append((dtype, min(r[0] for r in runs), runs[0][1], seconds, ppl, n))
+    print(f"{args.chunks} chunks of {args.ctx} tokens, {args.threads} threads, torch "
+          f"{torch.__version__}; best of {args.repeats}")
+    table(rows, "llama.cpp")
+
+
+if __name__ == "__main__":
+    main()
