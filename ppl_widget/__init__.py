@@ -50,6 +50,8 @@ _LAZY = {
     "VocabularyMismatchError": "ppl_widget.core.divergence:VocabularyMismatchError",
     "show_divergence": "ppl_widget.views.divergence_view:show_divergence",
     "DivergenceWidget": "ppl_widget.views.divergence_view:DivergenceWidget",
+    "quantized_copy": "ppl_widget.scoring.quantize:quantized_copy",
+    "OnnxLiveModel": "ppl_widget.scoring.onnx_files:OnnxLiveModel",
 }
 
 __all__ = [
