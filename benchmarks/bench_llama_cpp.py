@@ -26,8 +26,11 @@ import sys
 import tempfile
 import time
 
-LLAMA = pathlib.Path("/work/llama/llama_cpp_python-0.3.36/vendor/llama.cpp/build/bin")
-MODELS = pathlib.Path("/work/llama/models")
+#: llama.cpp's binaries (built from the llama-cpp-python sdist, docs/protocols.md) and the
+#: folder of the default model's F32/BF16 GGUF copies (llama-quantize): --bin, --models
+LLAMA = pathlib.Path(os.environ.get("LLAMA_CPP_BIN", "/work/llama/llama_cpp_python-0.3.36/"
+                                                     "vendor/llama.cpp/build/bin"))
+MODELS = pathlib.Path(os.environ.get("LLAMA_CPP_MODELS", "/work/llama/models"))
 GGUF = {"float32": "smollm2-f32.gguf", "bfloat16": "smollm2-bf16.gguf"}
 
 

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import pathlib
 import re
 import subprocess
@@ -36,7 +37,8 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 TEXTS = ROOT / "benchmarks" / "texts"
 FIXTURE = ROOT / "tests" / "fixtures" / "llama_cpp_kld.json"
 N_CTX = 128
-LLAMA = "/work/llama/llama_cpp_python-0.3.36/vendor/llama.cpp/build/bin"
+LLAMA = os.environ.get("LLAMA_CPP_BIN",
+                       "/work/llama/llama_cpp_python-0.3.36/vendor/llama.cpp/build/bin")
 #: the statistics compared (summary key -> llama.cpp's line, its value scaled to a fraction)
 LINES = {
     "ppl_other": (r"Mean PPL\(Q\)\s*:", 1.0),
