@@ -220,8 +220,7 @@ def test_page_outside_the_folder_is_refused(browser, site):
     context.close()
 
 
-@pytest.fixture(scope="module")
-def course_site(tmp_path_factory):
+def build_course_site(out, **kwargs):
     import importlib.util
 
     from .conftest import ROOT
@@ -230,8 +229,13 @@ def course_site(tmp_path_factory):
         "course_site_build", ROOT / "examples" / "course_site" / "build.py")
     build = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(build)
-    out = build.build(tmp_path_factory.mktemp("course"), frozen_model="bigram")
-    yield from served(out)
+    return build.build(out, **kwargs)
+
+
+@pytest.fixture(scope="module")
+def course_site(tmp_path_factory):
+    yield from served(build_course_site(tmp_path_factory.mktemp("course"),
+                                       frozen_model="bigram"))
 
 
 @pytest.mark.parametrize("scheme", ["light", "dark"])
@@ -250,6 +254,39 @@ def test_course_site(browser, course_site, scheme):
     assert pg.refused == [] and pg.errors == []
     pg.screenshot(path=str(ARTIFACTS / f"course-site-{scheme}.png"), full_page=True)
     context.close()
+
+
+@pytest.mark.default_model
+def test_course_site_with_the_default_transformer(browser, tmp_path):
+    # the issue's course page: the live bigram and the embedded model (ONNX fp32, run by
+    # onnxruntime-web in the page's worker) beside the frozen to_html result of score()
+    from ppl_widget.scoring.models import load_model
+
+    out = build_course_site(tmp_path / "course", frozen_model="default", transformer="fp32")
+    for site in served(out):
+        context, pg = open_page(browser, site)
+        frame = next(f for f in pg.frames if f.url.endswith("live/index.html"))
+        frame.wait_for_selector(".pplv-model option >> nth=1", state="attached")
+        name = frame.evaluate("() => document.querySelector('.pplv-model').options[1].value")
+        frame.select_option(".pplv-model", name)
+        frame.wait_for_function(f"""() => {{
+            const live = document.querySelector('{BOX}').pplwLive;
+            return live && live.model.get('settings').model !== 'bigram' &&
+                document.querySelector('.pplw-status').textContent === 'done';
+        }}""", timeout=300_000)
+        got = frame.evaluate(f"""() => {{
+            const s = document.querySelector('{BOX}').pplwLive.view.store, n = s.length;
+            return {{ids: Array.from(s.token_ids.slice(0, n)),
+                     surprisal: Array.from(s.surprisal.slice(0, n))}};
+        }}""")
+        text = frame.evaluate(f"() => document.querySelector('{BOX}').pplwLive.model.get('text')")
+        ref = score(text, load_model(), top_k=5)
+        assert got["ids"] == ref.token_ids.tolist()
+        diff = np.abs(np.array(got["surprisal"]) - ref.surprisal)
+        assert diff.max() < 1e-3, diff.max()  # fp32 in the browser, within a thousandth
+        assert pg.refused == [] and pg.errors == []
+        pg.screenshot(path=str(ARTIFACTS / "course-site-transformer.png"), full_page=True)
+        context.close()
 
 
 def test_bench_live_page_smoke(tmp_path):
