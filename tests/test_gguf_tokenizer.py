@@ -87,6 +87,21 @@ def test_the_default_model_tokenizes_as_llama_cpp():
     assert tok.tokenize("  1. Introduction")[:2] == ["ĠĠ", "1"]
 
 
+def test_the_files_chat_template_comes_along(tmp_path):
+    """A chat context is rendered with the template the GGUF carries
+    (``tokenizer.chat_template``), also after the converted copy is saved and read back."""
+    from transformers import AutoTokenizer
+
+    tok = _default_tokenizer()
+    assert tok.chat_template and "<|im_start|>" in tok.chat_template
+    chat = [{"role": "user", "content": "Hi"}]
+    rendered = tok.apply_chat_template(chat, tokenize=False, add_generation_prompt=True)
+    assert rendered.rstrip().endswith("<|im_start|>assistant")
+    tok.save_pretrained(tmp_path / "saved")
+    back = AutoTokenizer.from_pretrained(tmp_path / "saved")
+    assert back.apply_chat_template(chat, tokenize=False, add_generation_prompt=True) == rendered
+
+
 def _same_encodings(a, b, texts) -> None:
     for text in texts:
         for kwargs in ({}, {"add_special_tokens": False, "split_special_tokens": True}):

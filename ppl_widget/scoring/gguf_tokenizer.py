@@ -81,6 +81,9 @@ def build_tokenizer(meta: dict[str, Any], source: str = "GGUF metadata") -> Any:
                 if checked:
                     raise
     fast.init_kwargs.pop("tokenizer_file", None)  # the temporary file is gone
+    template = meta.get("tokenizer.chat_template")
+    if isinstance(template, str) and template:  # chats are rendered with the file's own
+        fast.chat_template = template
     return fast
 
 

@@ -25,7 +25,7 @@ _CHUNK = 1 << 20
 #: Which rule built a converted copy's tokenizer, part of its folder name: a copy made
 #: before the GGUF tokenizer followed llama.cpp (no suffix) is never read again.
 #: Bump it whenever ``gguf_tokenizer`` builds a different tokenizer.
-TOKENIZER_RULE = "tok2"
+TOKENIZER_RULE = "tok3"
 
 
 def cache_root() -> Path:
