@@ -66,11 +66,13 @@ def llama_perplexity(gguf: pathlib.Path, path: str, ctx: int, chunks: int,
     log = subprocess.run(cmd, capture_output=True, text=True, check=True).stderr
 
     def stamp(pattern: str) -> float:  # llama.cpp's log time stamps: m.ss.mmm.uuu
-        line = next(ln for ln in log.splitlines() if re.search(pattern, ln))
-        m, s, ms, us = (int(x) for x in line.split()[0].split("."))
+        # the stamp right before the message: off a terminal, "Final estimate" follows the
+        # ETA line's unfinished text on the same line, so a line's first stamp is not its own
+        m, s, ms, us = (int(x) for x in
+                        re.search(r"(\d+)\.(\d+)\.(\d+)\.(\d+) \w " + pattern, log).groups())
         return 60 * m + s + ms / 1e3 + us / 1e6
 
-    seconds = stamp("Final estimate") - stamp("calculating perplexity over")
+    seconds = stamp("Final estimate") - stamp("perplexity: calculating perplexity over")
     ppl = float(re.search(r"Final estimate: PPL = ([\d.]+)", log)[1])
     return seconds, ppl, cmd
 
