@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import itertools
 import random
+from collections import deque
 from typing import Any
 
 import numpy as np
@@ -133,7 +134,7 @@ def ngram_cases() -> list[dict[str, Any]]:
     model's exported counts once, in a "model" row before its "score" rows)."""
     from ppl_widget.scoring.ngram import NGramModel
     from ppl_widget.scoring.ngram_export import ngram_to_json
-    from ppl_widget.scoring.scorer import score
+    from ppl_widget.scoring.scorer import stream_any_text
     from ppl_widget.views.widget_levels import LevelAssigner
 
     cases: list[dict[str, Any]] = []
@@ -141,7 +142,9 @@ def ngram_cases() -> list[dict[str, Any]]:
         lm = NGramModel(order, smoothing, unit, **kw).fit(TRAIN)
         cases.append({"kind": "model", "id": index, "model": ngram_to_json(lm)})
         for text, settings in itertools.product(NGRAM_TEXTS, NGRAM_SETTINGS):
-            r = score(text, lm, top_k=4, **settings)
+            # score(), but an empty text gives its empty result: the page, like the
+            # editable widget, shows an empty text rather than refusing it
+            r = deque(stream_any_text(text, lm, top_k=4, **settings), maxlen=1)[0].result
             u = TextUnits.of(text)
             cases.append({
                 "kind": "score", "model": index, "text": text,
