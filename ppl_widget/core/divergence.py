@@ -73,6 +73,18 @@ def percentile(sorted_values: np.ndarray, fraction: float) -> float:
     return float((1 - p) * sorted_values[i] + p * sorted_values[min(i + 1, n - 1)])
 
 
+def spread(name: str, values: np.ndarray, percentiles: Any) -> dict[str, float]:
+    """``{name}_max``, the percentiles llama.cpp prints, ``{name}_median`` and
+    ``{name}_min`` of ``values`` (NaN when there are none)."""
+    ordered = np.sort(values)
+    n = len(ordered)
+    out = {f"{name}_max": float(ordered[-1]) if n else math.nan}
+    out.update({key: percentile(ordered, f) for f, key in percentiles})
+    out[f"{name}_median"] = float(np.median(ordered)) if n else math.nan
+    out[f"{name}_min"] = float(ordered[0]) if n else math.nan
+    return out
+
+
 def divergence_summary(kl: np.ndarray, nll_base: np.ndarray, nll_other: np.ndarray,
                        same_top: np.ndarray) -> dict[str, float]:
     """llama.cpp's statistics of per-token KL (nats), the two models' NLLs (nats) and
@@ -99,18 +111,10 @@ def divergence_summary(kl: np.ndarray, nll_base: np.ndarray, nll_other: np.ndarr
         ppl_diff_se=math.sqrt(max(0.0, ppl_se ** 2 + ppl_base_se ** 2
                                   - 2 * ppl * ppl_base * cov)))
     out["mean_kld"], out["mean_kld_se"] = mean_and_se(kl.sum(), (kl * kl).sum(), n)
-    sorted_kl = np.sort(kl)
-    out["kld_max"] = float(sorted_kl[-1]) if n else math.nan
-    out.update({key: percentile(sorted_kl, f) for f, key in KLD_PERCENTILES})
-    out["kld_median"] = float(np.median(sorted_kl)) if n else math.nan
-    out["kld_min"] = float(sorted_kl[0]) if n else math.nan
+    out.update(spread("kld", kl, KLD_PERCENTILES))
     dp = np.exp(-a) - np.exp(-b)  # p_other - p_base of the actual token
     out["mean_delta_p"], out["mean_delta_p_se"] = mean_and_se(dp.sum(), (dp * dp).sum(), n)
-    sorted_dp = np.sort(dp)
-    out["delta_p_max"] = float(sorted_dp[-1]) if n else math.nan
-    out.update({key: percentile(sorted_dp, f) for f, key in DELTA_P_PERCENTILES})
-    out["delta_p_median"] = float(np.median(sorted_dp)) if n else math.nan
-    out["delta_p_min"] = float(sorted_dp[0]) if n else math.nan
+    out.update(spread("delta_p", dp, DELTA_P_PERCENTILES))
     mse, mse_se = mean_and_se((dp * dp).sum(), (dp ** 4).sum(), n)
     rms = math.sqrt(mse) if n else math.nan
     out["rms_delta_p"] = rms
