@@ -31,8 +31,6 @@ import sys
 import tempfile
 from typing import Any
 
-import numpy as np
-
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 TEXTS = ROOT / "benchmarks" / "texts"
 FIXTURE = ROOT / "tests" / "fixtures" / "llama_cpp_kld.json"

@@ -181,7 +181,8 @@ def divergence(text: str, base: Any, other: Any, *, max_length: int | None = Non
     ``prefix_every_window``, ``prefix``, ``add_eos``, ``context``, ``protocol``);
     ``max_length`` must fit both models.  ``protocol="llama.cpp"`` reads llama-perplexity's
     chunks of ``max_length`` tokens (its ``-c``) and scores their second halves, as
-    ``--kl-divergence`` does: ``summary()`` then is the statistics llama.cpp prints.  ``labels``: the two names shown (default: the models' names).
+    ``--kl-divergence`` does: ``summary()`` then is the statistics llama.cpp prints.
+    ``labels``: the two names shown (default: the models' names).
     ``device``/``dtype``: for models given by name or path.  ``summary()`` of the result
     gives llama.cpp's ``--kl-divergence`` statistics.  A failure raises ``ScoringError``
     whose ``partial_result`` is the partial ``DivergenceResult``.
