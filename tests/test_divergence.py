@@ -156,7 +156,7 @@ def test_cancel_keeps_equal_lengths(tiny_llama, noisy_llama):
     from ppl_widget import divergence
 
     calls = []
-    res = divergence(TEXT, tiny_llama, noisy_llama, max_length=16, stride=8,
+    res = divergence(TEXT, tiny_llama, noisy_llama, max_length=16, stride=8, batch_size=1,
                      cancel=lambda: calls.append(1) or len(calls) > 2)
     assert res.partial and 0 < len(res) < res.base.total_tokens
     assert len(res.kl) == len(res.other) == len(res)

@@ -96,6 +96,9 @@ def test_batch_size_does_not_change_results(tiny_lm):
     np.testing.assert_allclose(a.surprisal, b.surprisal, atol=1e-5)
     np.testing.assert_array_equal(a.rank, b.rank)
     assert b.settings["batch_size"] == 7
+    # b after the last token too: from the last window's own forward in both
+    assert not np.isnan(a.bow_prob_end)
+    assert b.bow_prob_end == pytest.approx(a.bow_prob_end, rel=1e-6)
 
 
 def test_models_with_post_head_logit_transforms_use_their_own_forward(tiny_llama, monkeypatch):

@@ -24,7 +24,7 @@ from ..core.text_units import DEFAULT_WORD_PATTERN, WordSpec
 from ..core.validation import as_count
 from ..core.windows import Window
 from .context import Context, check_context
-from .forward import shifted_softmax
+from .forward import joined_arrays, shifted_softmax
 from .models import LoadedModel, as_loaded
 from .prepare import keep_scored, prepare
 from .progress import CancelFlag, ScoringError
@@ -96,6 +96,10 @@ class PairForward:
     def score_batch(self, sequence: Any, batch: list[Window]) -> dict[str, np.ndarray]:
         import torch
 
+        if len(batch) > 1 and self.base.end_row_wanted(sequence, batch[-1]):
+            # b after the last token from the last window's own forward, as score() has it
+            return joined_arrays(self.score_batch(sequence, batch[:-1]),
+                                 self.score_batch(sequence, batch[-1:]))
         inputs, targets, n_targets, end_row = self.base.batch_layout(sequence, batch)
         base_slabs = self.base.target_logits(inputs, n_targets)
         other_slabs = self.other.target_logits(inputs.to(self.other_device), n_targets)

@@ -18,6 +18,10 @@ from .vocab import bow_mask
 MAX_LOGIT_ELEMENTS = 1 << 26
 #: The same on a GPU: 512 MiB, fewer and larger head products.
 MAX_LOGIT_ELEMENTS_CUDA = 1 << 27
+#: Vocabulary rows per product of the LM head on a CPU: rows x 49k in one product ran at
+#: ~50-65 GFLOP/s on 2 AVX2 cores, in blocks of 1-2k rows at ~80-100 (benchmarks/
+#: bench_llama_cpp.py; the head is ~15% of a run that scores half its positions)
+CPU_HEAD_BLOCK = 2048
 
 # Config attributes of models whose logits are transformed after the LM head
 # (soft-capping, scaling); those are scored through the model's own forward.
@@ -61,6 +65,8 @@ class BatchedForward:
 
             self.fused = gpu_stats.fused_available(lm.device.index or 0)
             self.head_fp32 = gpu_stats.head_fp32(self.head) if self.base is not None else None
+        elif self.base is not None:
+            self.head_fp32 = blocked_head(self.head)
 
     def row_logits(self, select: Callable[[Any], Any], keep: int | None = None,
                    **inputs: Any) -> Iterator[tuple[int, Any]]:
@@ -135,6 +141,13 @@ class BatchedForward:
 
         On a GPU nothing here waits for the device: results are copied to pinned host
         memory asynchronously, so the host can finish the previous batch meanwhile."""
+        if len(batch) > 1 and self.end_row_wanted(sequence, batch[-1]):
+            # b after the last token comes from the last window's own forward, whatever
+            # the batch size: the last window alone, one more row after the text's end
+            return _joined(self._submit(sequence, batch[:-1]), self._submit(sequence, batch[-1:]))
+        return self._submit(sequence, batch)
+
+    def _submit(self, sequence: Any, batch: list[Window]) -> PendingStats:
         import torch
 
         inputs, targets, n_targets, end_row = self.batch_layout(sequence, batch)
@@ -182,13 +195,18 @@ class BatchedForward:
         # attention: the targets' rows are unchanged) and keep one more row, when the
         # model's context has room for one more position; else one more forward later
         last = batch[-1]
-        end_row = (self.bow_mask is not None and len(batch) == 1
-                   and last.target_end == len(sequence)
-                   and last.n_inputs + 1 <= (self.end_row_limit or 0))
+        end_row = len(batch) == 1 and self.end_row_wanted(sequence, last)
         if end_row:
             inputs = window_inputs(sequence, last, len(sequence))[None]
             n_targets = [n_targets[0] + 1]
         return inputs, targets, n_targets, end_row
+
+    def end_row_wanted(self, sequence: Any, last: Window) -> bool:
+        """Whether b after the text's last token comes from ``last``'s forward (one more
+        input position, when the model's context has room for it): ``last`` ends the
+        text and the model knows word starts."""
+        return (self.bow_mask is not None and last.target_end == len(sequence)
+                and last.n_inputs + 1 <= (self.end_row_limit or 0))
 
     def bow_after_last(self, sequence: Any, max_length: int, prefixed: bool = False) -> float:
         """b at the position after the last token: one more row, from the last
@@ -205,6 +223,21 @@ class BatchedForward:
             logits = next(iter(self.target_logits(inputs, [1])))
             probs = torch.softmax(logits.float(), dim=-1)
             return float((probs @ self.bow_mask)[0])
+
+
+def joined_arrays(a: dict[str, np.ndarray], b: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """Two consecutive batches' arrays end to end; b after the last token (``bow_end``)
+    is the second's."""
+    out = {k: np.concatenate([a[k], b[k]]) for k in a if k != "bow_end"}
+    if "bow_end" in b:
+        out["bow_end"] = b["bow_end"]
+    return out
+
+
+def _joined(first: PendingStats, second: PendingStats) -> PendingStats:
+    """Two batches in flight as one (``joined_arrays``)."""
+    return PendingStats(lambda: joined_arrays(first(), second()),
+                        lambda: first.ready() and second.ready())
 
 
 def body_of(model: Any) -> Any:
@@ -229,6 +262,34 @@ def compile_body(lm: Any) -> Any:
 
         lm.compiled_body = torch.compile(body)
     return lm.compiled_body
+
+
+def blocked_head(head: Any) -> Callable[[Any], Any] | None:
+    """fp32 logits of a plain linear head (no bias) on a CPU, a block of vocabulary rows
+    per product (``CPU_HEAD_BLOCK``); float32 products where the head has them
+    (``fp32_products.py``: bf16 on a CPU without native bf16), so its logits are not
+    rounded to bf16.  None for any other head, which is called as a module (a quantized
+    subclass, a head with hooks, one on another device)."""
+    import torch
+
+    weight = getattr(head, "weight", None)
+    upcast = getattr(head, "fp32_products", False)
+    if (not (type(head) is torch.nn.Linear or upcast) or head.bias is not None
+            or head._forward_hooks or head._forward_pre_hooks
+            or weight.device.type != "cpu" or weight.shape[0] <= CPU_HEAD_BLOCK):
+        return None
+
+    def logits(rows: Any) -> Any:
+        out = torch.empty(rows.shape[0], weight.shape[0], dtype=torch.float32)
+        rows = rows.float() if upcast else rows
+        for i in range(0, weight.shape[0], CPU_HEAD_BLOCK):
+            block = weight[i:i + CPU_HEAD_BLOCK]
+            # the copy into the fp32 slab casts a bf16/fp16 product
+            out[:, i:i + CPU_HEAD_BLOCK] = torch.nn.functional.linear(
+                rows, block.float() if upcast else block)
+        return out
+
+    return logits
 
 
 def window_inputs(sequence: Any, w: Window, end: int | None = None) -> Any:

@@ -28,15 +28,19 @@ __all__ = ["ScoreProgress", "ScoringError", "auto_batch_size", "resolve_window",
 
 #: Input positions per GPU batch at most: enough to saturate a large GPU.
 MAX_BATCH_POSITIONS = 1 << 15
+#: Input positions per batch on a CPU
+CPU_BATCH_POSITIONS = 1024
 
 
 def auto_batch_size(lm: LoadedModel, max_length: int) -> int:
-    """Windows per batch.  On a CPU one window already fills the cores, and
-    smaller batches stream sooner.  On a GPU: what ~40% of free memory holds,
+    """Windows per batch.  On a CPU: windows of up to ``CPU_BATCH_POSITIONS`` positions
+    in all (one window of the default 1024; four of 256, which ran ~12% faster than one
+    at a time in benchmarks/bench_llama_cpp.py's chunks, the LM head's products larger),
+    and smaller batches stream sooner.  On a GPU: what ~40% of free memory holds,
     at most ``MAX_BATCH_POSITIONS`` input positions (more does not run faster,
     and smaller batches stream sooner)."""
     if lm.device.type != "cuda":
-        return 1
+        return max(1, CPU_BATCH_POSITIONS // max_length)
     import torch
 
     cfg = lm.model.config
