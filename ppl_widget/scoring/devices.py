@@ -63,16 +63,12 @@ def cpu_has_native_bf16() -> bool:
         return False
 
 
-def check_cpu_dtype(dtype: Any, device: Any) -> None:
-    """bfloat16 on a CPU: worth it only with native bf16 products; say so where not."""
-    import warnings
-
+def emulated_bf16(dtype: Any, device: Any) -> bool:
+    """bfloat16 on a CPU without native bf16 products, where torch emulates them
+    (``fp32_products.py`` multiplies in float32 instead)."""
     import torch
 
-    if device.type == "cpu" and dtype == torch.bfloat16 and not cpu_has_native_bf16():
-        warnings.warn("this CPU has no native bfloat16 matrix products (AVX512-BF16 or AMX): "
-                      "bfloat16 runs slower than float32 here; use dtype='float32' (the "
-                      "default)", RuntimeWarning, stacklevel=3)
+    return device.type == "cpu" and dtype == torch.bfloat16 and not cpu_has_native_bf16()
 
 
 def resolve_dtype(dtype: str | Any, device: Any) -> Any:
