@@ -20,7 +20,7 @@ MAX_LOGIT_ELEMENTS = 1 << 26
 MAX_LOGIT_ELEMENTS_CUDA = 1 << 27
 #: Vocabulary rows per product of the LM head on a CPU: rows x 49k in one product ran at
 #: ~50-65 GFLOP/s on 2 AVX2 cores, in blocks of 1-2k rows at ~80-100 (benchmarks/
-#: bench_llama_cpp.py; the head is ~15% of a run that scores half its positions)
+#: bench_llama_cpp.py; the head is ~10% of a run that scores half its positions)
 CPU_HEAD_BLOCK = 2048
 
 # Config attributes of models whose logits are transformed after the LM head
