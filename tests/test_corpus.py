@@ -82,10 +82,12 @@ def test_corpus_metrics_are_totals_not_means(tiny_gpt2, tmp_path):
     nbytes = sum(r.metrics()["n_bytes"] for r in results.values())
     m = corpus.metrics()
     assert m["n_documents"] == len(DOCS)
-    assert m["total_nll"] == pytest.approx(nll, rel=1e-9)
+    # the corpus batches windows of several documents (padded), score() one text's: the
+    # same sums up to fp32 noise, which exp() of a large NLL per word magnifies
+    assert m["total_nll"] == pytest.approx(nll, rel=1e-7)
     assert m["n_words"] == words and m["n_bytes"] == nbytes
-    assert m["word_ppl"] == pytest.approx(math.exp(nll / words), rel=1e-9)
-    assert m["bits_per_byte"] == pytest.approx(nll / nbytes / math.log(2), rel=1e-9)
+    assert m["word_ppl"] == pytest.approx(math.exp(nll / words), rel=1e-6)
+    assert m["bits_per_byte"] == pytest.approx(nll / nbytes / math.log(2), rel=1e-7)
     per_doc = [r.metrics()["word_ppl"] for r in results.values() if r.metrics()["n_words"]]
     assert m["word_ppl"] != pytest.approx(np.mean(per_doc), rel=1e-3)  # not a mean of ppls
     table = corpus.table()
