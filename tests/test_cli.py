@@ -145,7 +145,7 @@ def test_ctrl_c_prints_what_was_scored(tmp_path, capsys, tiny_gpt2_dir, monkeypa
     real = scorer.stream
 
     def interrupted(*args, **kwargs):
-        it = real(*args, **kwargs)
+        it = real(*args, **{**kwargs, "batch_size": 1})  # a window per chunk: a first one
         yield next(it)
         raise KeyboardInterrupt
 
@@ -158,5 +158,5 @@ def test_ctrl_c_prints_what_was_scored(tmp_path, capsys, tiny_gpt2_dir, monkeypa
     assert code == 130
     assert "interrupted" in err and "PARTIAL" in out
     data = json.loads(out_json.read_text())
-    first = next(real(TEXT * 4, tiny_gpt2, max_length=16, stride=8))
+    first = next(real(TEXT * 4, tiny_gpt2, max_length=16, stride=8, batch_size=1))
     assert data["metrics"]["n_tokens"] == first.done > 0

@@ -202,7 +202,7 @@ def test_cancel_stops_and_skips_the_rest(tiny_gpt2, tiny_llama):
     cancel = threading.Event()
     kinds = []
     for ev in iter_compare(TEXT * 4, [tiny_gpt2, tiny_llama], cancel=cancel, max_length=16,
-                           stride=4):
+                           stride=4, batch_size=1):  # a window per chunk: several chunks
         kinds.append((ev.k, ev.kind))
         if ev.kind == "progress":
             cancel.set()

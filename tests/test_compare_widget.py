@@ -135,7 +135,7 @@ def test_models_stream_one_after_another(tiny_gpt2, tiny_llama):
     """Every update of models_data is recorded: model 0 scores (partial states with a
     growing count) and finishes before model 1 starts."""
     w = ComparisonWidget(TEXT * 6, [tiny_gpt2, tiny_llama], labels=["a", "b"],
-                         autostart=False, max_length=16, stride=8)
+                         autostart=False, max_length=16, stride=8, batch_size=1)
     seen: list[tuple[str, int, str, int]] = []
     w.observe(lambda ch: seen.append(tuple(x for e in ch["new"]
                                            for x in (e["status"], e.get("count", 0)))),

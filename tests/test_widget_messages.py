@@ -27,7 +27,7 @@ def decode(content: dict, buffers: list, top_k: int) -> dict[str, np.ndarray]:
 
 def test_streams_chunks_then_done_and_syncs_the_full_result(tiny_gpt2, sent):
     text = "Émoji 🙂 and <b>bold</b>\n" + LONG_TEXT
-    w = PerplexityWidget(text, tiny_gpt2, max_length=16, stride=8)
+    w = PerplexityWidget(text, tiny_gpt2, max_length=16, stride=8, batch_size=1)
     res = w.wait()
     assert w.status == "done" and not res.partial
     types = [c["type"] for c, _ in sent]
@@ -65,7 +65,8 @@ def test_streams_chunks_then_done_and_syncs_the_full_result(tiny_gpt2, sent):
 def test_final_state_holds_exactly_what_was_streamed(tiny_gpt2, sent, unigram):
     # result_data takes the token arrays from the run's result and joins only the
     # widget's own fields: byte for byte the streamed chunks, field by field
-    w = PerplexityWidget(LONG_TEXT, tiny_gpt2, max_length=16, stride=4, unigram=unigram)
+    w = PerplexityWidget(LONG_TEXT, tiny_gpt2, max_length=16, stride=4, unigram=unigram,
+                         batch_size=1)  # a window per chunk: many chunks
     w.wait()
     chunks = [b for c, b in sent if c["type"] == P.MSG_CHUNK]
     assert len(chunks) > 3
