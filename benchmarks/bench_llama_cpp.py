@@ -87,14 +87,17 @@ def llama_tokens(gguf: pathlib.Path, path: str) -> list[int]:
     return ast.literal_eval(out.strip().splitlines()[-1])
 
 
-def ours(text: str, lm, ctx: int, repeats: int) -> tuple[float, float, int]:
-    """(best seconds of ``repeats`` score() calls, final PPL, tokens scored)."""
+def ours(text: str, lm, ctx: int, repeats: int,
+         warm_up: bool = True) -> tuple[float, float, int]:
+    """(best seconds of ``repeats`` score() calls, final PPL, tokens scored); ``warm_up``:
+    a few short chunks first (once per model is enough)."""
     from ppl_widget import score
 
-    try:  # warm-up: a few short chunks
-        score(text[:1500], lm, max_length=64, protocol="llama.cpp")
-    except ValueError:  # a text too short for two chunks of 64: none
-        pass
+    if warm_up:
+        try:
+            score(text[:1500], lm, max_length=64, protocol="llama.cpp")
+        except ValueError:  # a text too short for two chunks of 64: none
+            pass
     best, result = math.inf, None
     for _ in range(repeats):
         t = time.perf_counter()
@@ -109,11 +112,11 @@ def side_by_side(gguf: pathlib.Path, path: str, text: str, lm, args) -> tuple:
     ``-b 2048``: (llama.cpp's best seconds, its PPL at ``-b ctx``, score()'s best seconds, its PPL,
     tokens scored, both tools' median seconds, llama.cpp's command of the best run)."""
     llama, mine = [], []
-    for _ in range(args.repeats):
+    for turn in range(args.repeats):
         for batch in (args.ctx, 2048):
             llama.append(llama_perplexity(gguf, path, args.ctx, args.chunks, args.threads,
                                           batch))
-        mine.append(ours(text, lm, args.ctx, 1))
+        mine.append(ours(text, lm, args.ctx, 1, warm_up=turn == 0))
     best = min(llama, key=lambda r: r[0])
     seconds, ppl, n = min(mine)
     medians = (statistics.median(r[0] for r in llama), statistics.median(r[0] for r in mine))
