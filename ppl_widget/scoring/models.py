@@ -176,10 +176,8 @@ def _load_model(spec: Any, device: str | Any, dtype: str | Any, trust_remote_cod
         move = device != "auto" or dtype != "auto"
     elif isinstance(spec, str | os.PathLike):
         spec = os.fspath(spec)
-        if spec.endswith(".gguf"):
-            gguf = Path(spec).expanduser()
-            if not gguf.is_file():
-                raise ModelLoadError(f"model not found: no GGUF file at {spec!r}")
+        gguf = _gguf_file(spec)
+        if gguf is not None:
             model, tokenizer = load_gguf(gguf, progress)
             name = gguf.stem
         else:
@@ -191,8 +189,7 @@ def _load_model(spec: Any, device: str | Any, dtype: str | Any, trust_remote_cod
             model, tokenizer = load_pretrained(spec, trust_remote_code, **kwargs)
             name = spec
     else:
-        raise ModelTypeError("model must be None, a model id or path, a .gguf path, a (model, "
-                             f"tokenizer) pair or a LoadedModel; got {type(spec).__name__}")
+        raise _spec_type_error(spec)
     check_causal(model)
     check_tokenizer(tokenizer)
     if move:
@@ -221,6 +218,23 @@ def _load_model(spec: Any, device: str | Any, dtype: str | Any, trust_remote_cod
     return LoadedModel(model=model, tokenizer=tokenizer, name=str(name), device=dev, dtype=dt)
 
 
+def _gguf_file(spec: str) -> Path | None:
+    """The GGUF file a ``.gguf`` spec names (a ModelLoadError where there is none); None
+    for any other spec."""
+    if not spec.endswith(".gguf"):
+        return None
+    gguf = Path(spec).expanduser()
+    if not gguf.is_file():
+        raise ModelLoadError(f"model not found: no GGUF file at {spec!r}")
+    return gguf
+
+
+def _spec_type_error(spec: Any) -> ModelTypeError:
+    """What ``load_model`` and ``load_tokenizer`` say of a spec of no kind they take."""
+    return ModelTypeError("model must be None, a model id or path, a .gguf path, a (model, "
+                          f"tokenizer) pair or a LoadedModel; got {type(spec).__name__}")
+
+
 def load_tokenizer(spec: Any = None, *, trust_remote_code: bool = False) -> Any:
     """The tokenizer ``load_model(spec)`` scores with, without loading any weights.
 
@@ -237,17 +251,13 @@ def load_tokenizer(spec: Any = None, *, trust_remote_code: bool = False) -> Any:
             tokenizer = spec[1]
         elif isinstance(spec, str | os.PathLike):
             spec = os.fspath(spec)
-            if spec.endswith(".gguf"):
-                gguf = Path(spec).expanduser()
-                if not gguf.is_file():
-                    raise ModelLoadError(f"model not found: no GGUF file at {spec!r}")
+            gguf = _gguf_file(spec)
+            if gguf is not None:
                 tokenizer = load_gguf_tokenizer(gguf)
             else:
                 tokenizer = load_pretrained_tokenizer(spec, trust_remote_code)
         else:
-            raise ModelTypeError("model must be None, a model id or path, a .gguf path, a "
-                                 "(model, tokenizer) pair or a LoadedModel; got "
-                                 f"{type(spec).__name__}")
+            raise _spec_type_error(spec)
     except ModelLoadError:
         raise
     except Exception as exc:
