@@ -144,7 +144,7 @@ class PplMagics(Magics):
         cfg = self.config_values
         add_eos = bool(args.add_eos or cfg["add_eos"])
         try:
-            check_text(text, add_eos, name=name, eos_option="--add-eos")
+            check_text(text, add_eos, name=name, eos_option="--add-eos", blank_ok=False)
         except ValueError as exc:  # before any model loads
             raise UsageError(str(exc)) from None
         max_length = args.max_length if args.max_length is not None else cfg["max_length"]

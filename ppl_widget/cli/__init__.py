@@ -36,5 +36,17 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return run(args, sys.stdout, sys.stderr)
     except (ValueError, TypeError, OSError, RuntimeError, MissingExtraError) as exc:
-        sys.stderr.write(f"ppl-widget: error: {exc}\n")
+        sys.stderr.write(f"ppl-widget: error: {_message(exc)}\n")
         return 2
+
+
+def _message(exc: Exception) -> str:
+    """What the error says, a file the command could not open named plainly (not
+    ``[Errno 2] No such file or directory: 'x'``)."""
+    if isinstance(exc, OSError) and exc.filename is not None and exc.strerror:
+        if isinstance(exc, FileNotFoundError):
+            return f"no such file: {exc.filename}"
+        if isinstance(exc, IsADirectoryError):
+            return f"{exc.filename} is a folder, not a file"
+        return f"cannot open {exc.filename}: {exc.strerror}"
+    return str(exc)

@@ -130,7 +130,7 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     check_counts(args)
     text = _read_text(args.file, args.encoding)
     check_text(text, args.add_eos, name="standard input" if args.file == "-" else args.file,
-               eos_option="--add-eos")  # before the model loads
+               eos_option="--add-eos", blank_ok=False)  # before the model loads
     context = read_context(args)
     lm = load_with_bar(args, err)
     last = None

@@ -46,6 +46,9 @@ def read_word_list(path: str) -> pd.DataFrame:
         header = next(reader, None)
         if header is None:
             raise ValueError(f"{path} is empty: a word list needs a header with a 'word' column")
+        if "word" not in header:
+            raise ValueError(f"{path} has no 'word' column (its header: {', '.join(header)}); "
+                             "a word list has one word a row in a column named 'word'")
         rows, lines = [], []
         for row in reader:
             if not row:
@@ -60,10 +63,11 @@ def read_word_list(path: str) -> pd.DataFrame:
 
 
 def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    from ..scoring.words import score_words
+    from ..scoring.words import group_texts, score_words
 
     check_counts(args)
     frame = read_word_list(args.file)
+    group_texts(frame, by=args.by, sep=args.sep)  # its columns and words, before the model loads
     lm = load_with_bar(args, err)
     scored = score_words(frame, lm, by=args.by, sep=args.sep,
                          bow_correction=args.bow_correction, max_length=args.max_length,

@@ -146,10 +146,22 @@ def plan_llama_cpp(n_positions: int, n_ctx: int, *, bos: bool) -> list[Window]:
             f"protocol='llama.cpp' needs a text of at least 2 * max_length = {2 * n_ctx} "
             f"tokens{' (BOS included)' if bos else ''}, got {n_positions}: llama-perplexity "
             f"refuses shorter texts ('you need at least {2 * n_ctx} tokens to evaluate "
-            f"perplexity with a context of {n_ctx}'); use a longer text or a smaller max_length")
+            f"perplexity with a context of {n_ctx}'); use a longer text or a smaller "
+            f"max_length{_fitting_n_ctx(n_positions)}")
     first = n_ctx // 2
     return [Window(start, start + n_ctx - 1, start + first + 1, start + n_ctx, bos and start > 0)
             for start in range(0, (n_positions // n_ctx) * n_ctx, n_ctx)]
+
+
+def _fitting_n_ctx(n_positions: int) -> str:
+    """The largest power-of-two chunk (as llama.cpp users pick ``-c``) this text holds
+    twice, as a suggestion; empty where even 4 does not fit."""
+    n_ctx = 4
+    if n_positions < 2 * n_ctx:
+        return ""
+    while 4 * n_ctx <= n_positions:
+        n_ctx *= 2
+    return f", e.g. max_length={n_ctx} (--max-length {n_ctx})"
 
 
 def plan_hf_guide(n_positions: int, max_length: int, stride: int) -> list[Window]:

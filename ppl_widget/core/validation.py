@@ -60,14 +60,19 @@ def check_batch_size(value: Any) -> int | str:
 
 
 def check_text(text: Any, add_eos: bool = False, *, name: str = "text",
-               eos_option: str = "add_eos=True") -> str:
+               eos_option: str = "add_eos=True", blank_ok: bool = True) -> str:
     """``text`` as given, or an error naming the rule: a text is a ``str`` with at least
     one character to score.  An empty text is allowed only with ``add_eos`` (the
     end-of-text token alone is scored).  ``name`` and ``eos_option`` say how the caller
-    calls the text and the option (the command line: the file and ``--add-eos``)."""
+    calls the text and the option (the command line: the file and ``--add-eos``).
+    ``blank_ok=False`` (a file, a cell): whitespace alone is as empty, since it has no
+    word and a user who scores it almost surely read the wrong file; in Python a
+    whitespace-only string stays a text (its tokens have surprisals)."""
     if not isinstance(text, str):
         raise TypeError(f"{name} must be a str, got {type(text).__name__}")
-    if not text and not add_eos:
-        raise ValueError(f"{name} is empty: there is nothing to score (a text needs at least "
-                         f"one character; {eos_option} scores the end-of-text token alone)")
+    if not add_eos and not (text if blank_ok else text.strip()):
+        what = "is empty" if not text else "holds only whitespace (no word)"
+        raise ValueError(f"{name} {what}: there is nothing to score (a text needs at least "
+                         f"one character{'' if blank_ok else ' besides whitespace'}; "
+                         f"{eos_option} scores the end-of-text token alone)")
     return text

@@ -25,6 +25,7 @@ from ..core.validation import as_count
 from ..core.windows import Window
 from .context import Context, check_context
 from .forward import joined_arrays, shifted_softmax
+from .model_kind import ScoringModel
 from .models import LoadedModel, as_loaded
 from .prepare import keep_scored, prepare
 from .progress import CancelFlag, ScoringError
@@ -235,12 +236,18 @@ def divergence(text: str, base: Any, other: Any, *, max_length: int | None = Non
 
 
 def _loaded(model: Any, device: Any, dtype: Any) -> LoadedModel:
-    lm = model if isinstance(model, LoadedModel) else None
-    if lm is None:
-        from .models import load_model
+    if isinstance(model, LoadedModel):
+        return model
+    if isinstance(model, ScoringModel):  # an NGramModel or another kind: no shared vocabulary
+        raise TypeError(
+            f"divergence() compares two transformer models over one vocabulary (a model and "
+            f"its quantized copy, a fine-tune); a {type(model).__name__} predicts no "
+            "distribution over that vocabulary. To compare it with another model use "
+            "compare(text, [base, other]), which compares perplexity per word, character "
+            "or byte")
+    from .models import load_model
 
-        lm = as_loaded(None) if model is None else load_model(model, device=device, dtype=dtype)
-    return lm
+    return as_loaded(None) if model is None else load_model(model, device=device, dtype=dtype)
 
 
 def _labels(base: LoadedModel, other: LoadedModel, labels: Any) -> tuple[str, str]:
