@@ -103,3 +103,39 @@ def test_cache_command_imports_no_torch():
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           env={**os.environ, "PPL_WIDGET_CACHE": "/nonexistent/ppl"})
     assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_cache_lists_and_clears_the_onnx_exports_too(root, capsys):
+    """One cache folder: the live page's ONNX exports are entries beside the converted
+    models, listed with their variants and removed by --clear."""
+    from ppl_widget.scoring import onnx_export
+
+    export = root / model_cache.ONNX_DIR / "0123abcd-g1-k10-L1024"
+    export.mkdir(parents=True)
+    (export / "model.fp32.onnx").write_bytes(b"x" * 3_000_000)
+    (export / f"model.int8-{onnx_export.RECIPES['int8']}.onnx").write_bytes(b"x" * 1_000_000)
+    (export / "source.json").write_text('{"model": "SmolLM2-135M-Instruct"}')
+    size = sum(p.stat().st_size for p in export.iterdir())
+
+    entry, = model_cache.cache_entries()
+    assert (entry.model, entry.path, entry.size_bytes) == ("SmolLM2-135M-Instruct", export, size)
+    assert entry.source == "ONNX export for a live page (fp32, int8)"
+    assert main(["cache"]) == 0
+    assert "ONNX export for a live page (fp32, int8)" in capsys.readouterr().out
+    assert main(["cache", "--clear"]) == 0
+    assert capsys.readouterr().out.startswith("removed SmolLM2-135M-Instruct  ONNX export")
+    assert not (root / model_cache.ONNX_DIR).exists()
+
+
+def test_the_onnx_exports_live_in_the_one_cache_folder(root, monkeypatch):
+    """onnx_export writes where ``ppl-widget cache`` looks (no second cache folder)."""
+    from ppl_widget.scoring import onnx_export
+
+    monkeypatch.setattr(onnx_export, "weights_digest", lambda lm: "f" * 64)
+    monkeypatch.setattr(onnx_export, "export_fp32",
+                        lambda lm, path, **kw: path.write_bytes(b"onnx"))
+    lm = type("LM", (), {"name": "Tiny"})()
+    path = onnx_export.model_file(lm, "fp32", top_k=5, max_length=64)
+    assert path.parent.parent == root / model_cache.ONNX_DIR
+    assert [e.source for e in model_cache.cache_entries()] == [
+        "ONNX export for a live page (fp32)"]

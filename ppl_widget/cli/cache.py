@@ -1,4 +1,5 @@
-"""``ppl-widget cache [--clear]``: what the converted-model cache holds, or empty it."""
+"""``ppl-widget cache [--clear]``: what the cache holds (converted models, ONNX exports),
+or empty it."""
 
 from __future__ import annotations
 
@@ -8,13 +9,15 @@ from typing import TextIO
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
-        "cache", help="list the converted-model cache (--clear: remove it)",
+        "cache", help="list the cache of converted models and ONNX exports (--clear: remove it)",
         description="The embedded model is dequantized once and kept as an fp32 copy "
-        "(about 0.5 GB) in $PPL_WIDGET_CACHE, else $XDG_CACHE_HOME/ppl_widget "
-        "(~/.cache/ppl_widget), keyed by the GGUF file's content so every environment "
-        "shares it. Lists one line per entry: model, source, size, path.")
+        "(about 0.5 GB), and a transformer exported for a live page is kept as ONNX files "
+        "(docs/live-transformer.md), both in $PPL_WIDGET_CACHE, else "
+        "$XDG_CACHE_HOME/ppl_widget (~/.cache/ppl_widget), keyed by content so every "
+        "environment shares them. Lists one line per entry: model, source, size, path.")
     p.add_argument("--clear", action="store_true",
-                   help="remove every cached copy (the next load prepares it again, ~20 s)")
+                   help="remove every entry (the next load prepares the model again, ~20 s; "
+                   "the next live page exports again, minutes)")
 
 
 def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:

@@ -1,6 +1,7 @@
-"""The cache of converted models: where it lives, how an entry is keyed (the GGUF file's
-content, so two environments with the same file share one copy), what it holds and how
-it is emptied.  Standard library only: ``ppl-widget cache`` imports no torch."""
+"""The package's one cache folder: converted models (where they live, how an entry is keyed:
+the GGUF file's content, so two environments with the same file share one copy) and ONNX
+exports for live pages; what it holds and how it is emptied.  Standard library only:
+``ppl-widget cache`` imports no torch."""
 
 from __future__ import annotations
 
@@ -15,6 +16,8 @@ from pathlib import Path
 
 #: Converted copies, one folder per GGUF content hash.
 CONVERTED_DIR = "converted"
+#: ONNX exports for live pages (``onnx_export.py``), one folder per model weights' hash.
+ONNX_DIR = "onnx"
 #: What earlier versions wrote (keyed by the GGUF's install path): no longer read.
 OLD_PATH_KEYED_DIR = "models"
 #: sha256 of each GGUF file by (path, size, mtime), so a file is hashed once, not per load.
@@ -92,7 +95,7 @@ class CacheEntry:
 
 
 def cache_entries() -> list[CacheEntry]:
-    """What the cache holds, converted copies first, then old path-keyed ones."""
+    """What the cache holds: converted copies, ONNX exports, then old path-keyed copies."""
     root = cache_root()
     entries = []
     for folder in sorted((root / CONVERTED_DIR).glob("*")):
@@ -106,6 +109,14 @@ def cache_entries() -> list[CacheEntry]:
         if not folder.name.endswith("-" + TOKENIZER_RULE):
             source = "older conversion (tokenizer of an earlier rule), no longer used"
         entries.append(CacheEntry(str(info.get("model", "?")), source, _size(folder), folder))
+    for folder in sorted((root / ONNX_DIR).glob("*")):
+        if folder.is_dir():
+            info = _read_json(folder / "source.json")
+            variants = sorted(p.name.split(".")[1].split("-")[0] for p in folder.glob("*.onnx"))
+            entries.append(CacheEntry(str(info.get("model", "?")),
+                                      f"ONNX export for a live page ({', '.join(variants)})"
+                                      if variants else "unfinished ONNX export",
+                                      _size(folder), folder))
     for folder in sorted((root / OLD_PATH_KEYED_DIR).glob("*")):
         if folder.is_dir():
             name = folder.name.rsplit("-", 1)[0]
@@ -120,7 +131,7 @@ def clear_cache() -> list[CacheEntry]:
     for entry in removed:
         shutil.rmtree(entry.path, ignore_errors=True)
     root = cache_root()
-    for name in (CONVERTED_DIR, OLD_PATH_KEYED_DIR):
+    for name in (CONVERTED_DIR, ONNX_DIR, OLD_PATH_KEYED_DIR):
         with contextlib.suppress(OSError):
             (root / name).rmdir()  # only if empty: nothing of anyone else's goes
     with contextlib.suppress(FileNotFoundError):

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from ..core.extras import require
-from .model_cache import cache_root
+from .model_cache import ONNX_DIR, cache_root
 
 #: What a browser can run, smallest last (``docs/live-transformer.md`` has their sizes).
 VARIANTS = ("fp32", "int8", "q4")
@@ -34,7 +34,6 @@ DEFAULT_TOP_K = 10
 #: Longest window the graph is exported for on a page (attention memory grows as L^2).
 DEFAULT_MAX_LENGTH = 1024
 OUTPUT_NAMES = ("surprisal", "entropy", "rank", "topk_ids", "topk_probs")
-CACHE_DIR = "onnx"
 #: Bump when the graph changes: cached exports of an older graph are not reused.
 GRAPH_VERSION = 1
 
@@ -163,7 +162,7 @@ def model_file(lm: Any, variant: str, *, top_k: int, max_length: int,
     if variant not in VARIANTS:
         raise ValueError(f"variant must be one of {VARIANTS}, got {variant!r}")
     key = f"{weights_digest(lm)[:24]}-g{GRAPH_VERSION}-k{top_k}-L{max_length}"
-    folder = cache_root() / CACHE_DIR / key if cache else Path(tempfile.mkdtemp(
+    folder = cache_root() / ONNX_DIR / key if cache else Path(tempfile.mkdtemp(
         prefix="ppl-widget-onnx-"))
     path = folder / (f"model.{variant}-{RECIPES[variant]}.onnx" if variant in RECIPES
                      else f"model.{variant}.onnx")
