@@ -18,8 +18,9 @@ ROOT = Path(__file__).parents[1]
 
 def _readme_cli_example() -> list[str]:
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    found = re.search(r"^bash scripts/setup\.sh && (ppl-widget score .+)$", readme, re.MULTILINE)
-    assert found, "the README shows no `ppl-widget score` example after the set-up"
+    found = re.search(r"^bash scripts/setup\.sh && \.venv/bin/(ppl-widget score .+)$", readme,
+                      re.MULTILINE)
+    assert found, "the README shows no `.venv/bin/ppl-widget score` example after the set-up"
     return found.group(1).split()
 
 
