@@ -3,7 +3,7 @@
 Same model object, same text, same max_length and stride, measured in one run,
 alternating the two so machine noise hits both.  Prints tokens/s of each and
 the ratio, and the total NLL each reports (the guide's loop under-counts one
-token per window; see the README).
+token per window; see docs/definitions.md).
 
     python benchmarks/bench_vs_guide.py [--tokens 4096] [--max-length 512] [--stride 256]
 """

@@ -1,10 +1,11 @@
 """The effect of ``prefix_every_window=True`` (the BOS token first in every window).
 
-For each model and window (max_length/stride), the README's text is scored twice, with
-and without the prefix token in every window; printed: token perplexity of each, and
-the mean per-token surprisal difference (with - without, nats) by the target's
-position in its window (its ``context_length``).  Writes the numbers as JSON and an
-Altair chart (PNG through vl-convert) of the difference by position.
+For each model and window (max_length/stride), docs/usage.md's text (the README's until
+2026-11-26) is scored twice, with and without the prefix token in every window;
+printed: token perplexity of each, and the mean per-token surprisal difference
+(with - without, nats) by the target's position in its window (its
+``context_length``).  Writes the numbers as JSON and an Altair chart (PNG through
+vl-convert) of the difference by position.
 
 Models: the default model (SmolLM2) and a Llama-shaped model with random weights and a
 tokenizer trained here on the text (its numbers say the code path works, not how a
@@ -74,13 +75,13 @@ def chart(rows: list[dict], path: pathlib.Path) -> None:
     spec = alt.layer(base, rule).properties(width=300, height=200).facet(
         column=alt.Column("model:N", title=None), data=data).resolve_scale(y="independent")
     spec = spec.properties(title="prefix_every_window: per-token effect by position "
-                                 "(README text, windows after the first)")
+                                 "(docs/usage.md text, windows after the first)")
     path.write_bytes(vlc.vegalite_to_png(spec.to_json(), scale=2))
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--chars", type=int, default=12000, help="characters of README.md")
+    ap.add_argument("--chars", type=int, default=12000, help="characters of docs/usage.md")
     ap.add_argument("--out", default=str(ROOT / "docs" / "prefix_every_window"))
     ap.add_argument("--chart-only", action="store_true",
                     help="redraw the chart from the JSON a previous run wrote")
@@ -90,7 +91,7 @@ def main() -> None:
         chart(json.loads(out.with_suffix(".json").read_text(encoding="utf-8")),
               out.with_suffix(".png"))
         return
-    text = (ROOT / "README.md").read_text(encoding="utf-8")[:args.chars]
+    text = (ROOT / "docs" / "usage.md").read_text(encoding="utf-8")[:args.chars]
     models = {"SmolLM2 (default)": load_model(None, device="cpu"),
               "Llama-shaped, random weights": tiny_llama(
                   [text], vocab_size=2000, hidden_size=128, layers=4, max_positions=1024)}
