@@ -43,6 +43,8 @@ _LAZY = {
     "show_pairs": "ppl_widget.views.pairs_view:show_pairs",
     "PairsWidget": "ppl_widget.views.pairs_view:PairsWidget",
     "show_words": "ppl_widget.views.words_view:show_words",
+    "show_reading": "ppl_widget.views.reading_view:show_reading",
+    "ReadingWidget": "ppl_widget.views.reading_view:ReadingWidget",
     "pairs_accuracy_chart": "ppl_widget.views.charts_pairs:pairs_accuracy_chart",
     "export_live_page": "ppl_widget.views.live_page:export_live_page",
     "divergence": "ppl_widget.scoring.divergence:divergence",
