@@ -77,8 +77,8 @@ def show_reading(per_word: pd.DataFrame, *, model: Any = None, rt: str | None = 
     word in reading order.  ``by``: the text-id column(s) (default the frame's
     ``attrs["by"]``; none: one text).  ``columns``: the frame's column for each of
     ``word``, ``rt``, ``surprisal``, ``frequency``, ``length``, ``predicted``, ``residual``
-    where it differs from ``COLUMNS`` (``residual`` is RT - predicted when the frame has
-    none).  ``surprisal_in``: the surprisal column's unit, ``"bits"`` or ``"nats"``
+    where it differs from ``COLUMNS`` (``surprisal``: also score_words' ``surprisal``
+    column; ``residual`` is RT - predicted when the frame has none).  ``surprisal_in``: the surprisal column's unit, ``"bits"`` or ``"nats"``
     (default: bits for a name ending in ``_bits``, nats for ``surprisal``, as
     ``score_words`` gives it).  ``color_by``: ``"surprisal"``, ``"rt"`` or ``"residual"``.
     """
@@ -91,6 +91,9 @@ def show_reading(per_word: pd.DataFrame, *, model: Any = None, rt: str | None = 
     if unknown:
         raise ValueError(f"columns: unknown field(s) {sorted(unknown)}; the view takes "
                          f"{list(COLUMNS)}")
+    if cols["surprisal"] not in per_word.columns and "surprisal" in per_word.columns \
+            and "surprisal" not in (columns or {}):
+        cols["surprisal"] = "surprisal"  # score_words' own column (nats)
     by = per_word.attrs.get("by") if by is None else by
     by_cols = [by] if isinstance(by, str) else list(by or [])
     frame, chosen = _one_model_and_measure(per_word, model, rt)

@@ -68,12 +68,15 @@ export function wordBin(mode, data, i, sc) {
   return s == null ? -1 : binFor("surprisal", s, NaN, NaN, NaN);
 }
 
-/** Height of word i's reading-time bar as a fraction 0..1 of the band (0 when missing):
- * 0 ms is an empty band, rtHi or more a full one. */
+/** Height of word i's reading-time bar as a fraction of the band: BAR_FLOOR at rtLo or
+ * less, a full band at rtHi or more, linear between (0: no reading time).  The floor
+ * keeps the fastest words' bars visible; the summary line states the range. */
+export const BAR_FLOOR = 0.1;
 export function barFraction(data, i, sc) {
-  const v = data.rt ? data.rt[i] : null;
-  if (!isNum(v) || !(sc.rtHi > 0)) return 0;
-  return Math.max(0, Math.min(1, v / sc.rtHi));
+  const v = data.rt ? num(data.rt[i]) : null;
+  if (v == null || !Number.isFinite(v)) return 0;
+  const t = Math.max(0, Math.min(1, (v - sc.rtLo) / (sc.rtHi - sc.rtLo)));
+  return BAR_FLOOR + (1 - BAR_FLOOR) * t;
 }
 
 /** The legend of a colour mode: {title, ticks: [{at 0..1, label}], bins}. */

@@ -131,7 +131,7 @@ export class ReadingView {
     const note = this.model.get("note") || "";
     setText(
       this.summary,
-      `${fmtInt(this.items.length)} words · colour: ${COLOR_BY[mode]} · the bar under each word: ${this.rtName} (a full bar ${ms(this.sc.rtHi)} or more)` + (note ? ` · ${note}` : ""),
+      `${fmtInt(this.items.length)} words · colour: ${COLOR_BY[mode]} · the bar under each word: ${this.rtName}, from ${ms(this.sc.rtLo)} or less (shortest) to ${ms(this.sc.rtHi)} or more (full)` + (note ? ` · ${note}` : ""),
     );
     this.tips.refresh();
   }
