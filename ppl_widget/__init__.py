@@ -54,6 +54,9 @@ _LAZY = {
     "DivergenceWidget": "ppl_widget.views.divergence_view:DivergenceWidget",
     "quantized_copy": "ppl_widget.scoring.quantize:quantized_copy",
     "OnnxLiveModel": "ppl_widget.scoring.onnx_files:OnnxLiveModel",
+    "delta_ll": "ppl_widget.core.predictive_power:delta_ll",
+    "DeltaLL": "ppl_widget.core.predictive_power:DeltaLL",
+    "ReadingTimeError": "ppl_widget.core.spillover:ReadingTimeError",
 }
 
 __all__ = [

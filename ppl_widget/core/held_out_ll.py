@@ -42,41 +42,82 @@ def check_full_rank(x: np.ndarray, names: list[str]) -> None:
             raise ReadingTimeError(f"predictor {name!r} is constant ({column[0]!r}) on the "
                                    f"{len(column)} rows used: a constant predictor cannot "
                                    "be told apart from the intercept (rank-deficient design)")
-    rank = 0
-    for j in range(x.shape[1]):
-        grown = np.linalg.matrix_rank(x[:, : j + 1])
-        if grown == rank:
+    gram = _cross_products(_standardised(x))
+    if _well_conditioned(gram):
+        return
+    for j in range(2, x.shape[1]):  # name the first column that adds no rank
+        if not _well_conditioned(gram[: j + 1, : j + 1]):
             raise ReadingTimeError(f"predictor {names[j - 1]!r} is collinear with the "
                                    f"intercept and {names[: j - 1]} on the rows used (a linear "
                                    "combination of them): the design is rank-deficient")
-        rank = grown
+
+
+#: a cross-product matrix of standardised columns more ill-conditioned than this is
+#: treated as rank-deficient (float64 solves lose all digits near 1e16)
+_MAX_CONDITION = 1e10
+
+
+def _well_conditioned(gram: np.ndarray) -> bool:
+    eig = np.linalg.eigvalsh(gram)
+    return bool(eig[0] > 0 and eig[-1] / eig[0] < _MAX_CONDITION)
+
+
+def _cross_products(x: np.ndarray) -> np.ndarray:
+    return np.einsum("ni,nj->ij", x, x)
+
+
+def _standardised(x: np.ndarray) -> np.ndarray:
+    """The predictor columns centred and scaled (the intercept kept): the same fitted values,
+    a better-conditioned cross-product matrix."""
+    out = x.copy()
+    out[:, 1:] -= x[:, 1:].mean(axis=0)
+    scale = np.sqrt((out[:, 1:] ** 2).mean(axis=0))
+    out[:, 1:] /= np.where(scale > 0, scale, 1.0)
+    return out
 
 
 def held_out_log_density(y: np.ndarray, x: np.ndarray, folds: np.ndarray) -> HeldOut:
     """Cross-validated log-density of each row of ``y`` under the OLS fit of ``y`` on
-    ``x`` (which holds its intercept column) made without that row's fold."""
-    log_density = np.empty(len(y))
-    predicted = np.empty(len(y))
+    ``x`` (which holds its intercept column) made without that row's fold.
+
+    All folds at once: each fold's training cross-products are the total minus its own
+    (standardised columns keep them well conditioned), solved as one batch; a fold whose
+    training design is rank-deficient is refitted by least squares, with a warning."""
+    x = _standardised(x)
+    keys, fold_of = np.unique(folds, return_inverse=True)
     p = x.shape[1]
-    for k in np.unique(folds):
-        test = folds == k
-        train = ~test
-        n_train = int(train.sum())
-        if n_train <= p:
-            raise ReadingTimeError(f"fold {k}: {n_train} training row(s) for {p} coefficients; "
-                                   "OLS with a residual sigma needs more training rows than "
-                                   "coefficients (use fewer folds or predictors, or more rows)")
-        coef, _, rank, _ = np.linalg.lstsq(x[train], y[train], rcond=None)
-        if rank < p:  # sigma's df uses the rank, as R's lm does
-            warnings.warn(f"fold {k}: the training design has rank {rank} < {p} coefficients "
-                          "(a predictor is constant or collinear on the other folds); fitted "
-                          "by minimum-norm least squares, sigma on n - rank degrees of "
-                          "freedom (R's lm would drop the aliased coefficients)",
+    n_train = len(y) - np.bincount(fold_of, minlength=len(keys))
+    short = np.flatnonzero(n_train <= p)
+    if len(short):
+        k = short[0]
+        raise ReadingTimeError(f"fold {keys[k]}: {n_train[k]} training row(s) for {p} "
+                               "coefficients; OLS with a residual sigma needs more training "
+                               "rows than coefficients (use fewer folds or predictors, or more "
+                               "rows)")
+    order = np.argsort(fold_of, kind="stable")
+    starts = np.searchsorted(fold_of[order], np.arange(len(keys)))
+    xtx = np.add.reduceat(np.einsum("ni,nj->nij", x, x)[order], starts, axis=0)
+    xty = np.add.reduceat((x * y[:, None])[order], starts, axis=0)
+    gram, moment = xtx.sum(axis=0) - xtx, xty.sum(axis=0) - xty
+    rank = np.full(len(keys), p)
+    coef = np.empty((len(keys), p))
+    for k in range(len(keys)):
+        if _well_conditioned(gram[k]):
+            coef[k] = np.linalg.solve(gram[k], moment[k])
+        else:  # sigma's df uses the rank, as R's lm does
+            train = fold_of != k
+            coef[k], _, rank[k], _ = np.linalg.lstsq(x[train], y[train], rcond=None)
+            warnings.warn(f"fold {keys[k]}: the training design has rank {rank[k]} < {p} "
+                          "coefficients (a predictor is constant or collinear on the other "
+                          "folds); fitted by minimum-norm least squares, sigma on n - rank "
+                          "degrees of freedom (R's lm would drop the aliased coefficients)",
                           ReadingTimeWarning, stacklevel=3)
-        residual = y[train] - x[train] @ coef
-        sigma = np.sqrt(residual @ residual / (n_train - rank))
-        mean = x[test] @ coef
-        predicted[test] = mean
-        z = (y[test] - mean) / sigma
-        log_density[test] = -_HALF_LOG_2PI - np.log(sigma) - 0.5 * z * z
+    fitted = np.einsum("np,kp->nk", x, coef)  # every row under every fold's fit
+    squared = (y[:, None] - fitted) ** 2
+    rss = squared.sum(axis=0) - np.bincount(fold_of, weights=squared[np.arange(len(y)), fold_of],
+                                            minlength=len(keys))
+    sigma = np.sqrt(rss / (n_train - rank))
+    predicted = fitted[np.arange(len(y)), fold_of]
+    z = (y - predicted) / sigma[fold_of]
+    log_density = -_HALF_LOG_2PI - np.log(sigma[fold_of]) - 0.5 * z * z
     return HeldOut(log_density=log_density, predicted=predicted)
