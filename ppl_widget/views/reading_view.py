@@ -78,9 +78,10 @@ def show_reading(per_word: pd.DataFrame, *, model: Any = None, rt: str | None = 
     ``attrs["by"]``; none: one text).  ``columns``: the frame's column for each of
     ``word``, ``rt``, ``surprisal``, ``frequency``, ``length``, ``predicted``, ``residual``
     where it differs from ``COLUMNS`` (``surprisal``: also score_words' ``surprisal``
-    column; ``residual`` is RT - predicted when the frame has none).  ``surprisal_in``: the surprisal column's unit, ``"bits"`` or ``"nats"``
-    (default: bits for a name ending in ``_bits``, nats for ``surprisal``, as
-    ``score_words`` gives it).  ``color_by``: ``"surprisal"``, ``"rt"`` or ``"residual"``.
+    column; ``residual`` is RT - predicted when the frame has none).  ``surprisal_in``:
+    the surprisal column's unit, ``"bits"`` or ``"nats"`` (default: bits for a name
+    ending in ``_bits``, nats for ``surprisal``, as ``score_words`` gives it).
+    ``color_by``: ``"surprisal"``, ``"rt"`` or ``"residual"``.
     """
     if not isinstance(per_word, pd.DataFrame):
         raise TypeError(f"per_word must be a DataFrame, got {type(per_word).__name__}")
@@ -98,7 +99,7 @@ def show_reading(per_word: pd.DataFrame, *, model: Any = None, rt: str | None = 
     by_cols = [by] if isinstance(by, str) else list(by or [])
     frame, chosen = _one_model_and_measure(per_word, model, rt)
     data, groups = reading_state(frame.head(limit), cols, by_cols,
-                                 _surprisal_factor(cols["surprisal"], surprisal_in))
+                                 surprisal_factor(cols["surprisal"], surprisal_in))
     if note is None:
         note = _delta_ll_note(per_word.attrs.get("results"), chosen)
     rt_name = chosen[1] if chosen[1] is not None else cols["rt"]
@@ -111,25 +112,29 @@ def _one_model_and_measure(frame: pd.DataFrame, model: Any,
                            rt: str | None) -> tuple[pd.DataFrame, tuple[Any, Any]]:
     """The rows of one model and one RT measure of a long per-word frame (a frame
     without ``model`` / ``rt`` + ``rt_value`` columns is one already)."""
-    picked: list[Any] = []
-    for column, wanted, is_long in (("model", model, "model" in frame.columns),
-                                    ("rt", rt, {"rt", "rt_value"} <= set(frame.columns))):
-        if not is_long:
-            if wanted is not None:
-                raise ValueError(f"{column}={wanted!r}: the frame has no {column!r} column to "
-                                 "pick it from (it holds one already)")
-            picked.append(None)
-            continue
-        values = list(pd.unique(frame[column]))
-        choice = values[0] if wanted is None else wanted
-        if choice not in values:
-            raise ValueError(f"{column}={choice!r}: not in the frame (it has {values})")
-        frame = frame[frame[column] == choice]
-        picked.append(choice)
-    return frame, (picked[0], picked[1])
+    frame, chosen_model = pick(frame, "model", model)
+    frame, chosen_rt = pick(frame, "rt", rt)
+    return frame, (chosen_model, chosen_rt)
 
 
-def _surprisal_factor(column: str, surprisal_in: str | None) -> float:
+def pick(frame: pd.DataFrame, column: str, wanted: Any) -> tuple[pd.DataFrame, Any]:
+    """The rows of ``wanted`` (default: the first value) in a long per-word frame's
+    ``model`` or ``rt`` column (``rt`` counts only beside ``rt_value``: else it holds
+    reading times); a frame without the column is returned whole, with None."""
+    is_long = column in frame.columns and (column != "rt" or "rt_value" in frame.columns)
+    if not is_long:
+        if wanted is not None:
+            raise ValueError(f"{column}={wanted!r}: the frame has no {column!r} column to "
+                             "pick it from (it holds one already)")
+        return frame, None
+    values = list(pd.unique(frame[column]))
+    choice = values[0] if wanted is None else wanted
+    if choice not in values:
+        raise ValueError(f"{column}={choice!r}: not in the frame (it has {values})")
+    return frame[frame[column] == choice], choice
+
+
+def surprisal_factor(column: str, surprisal_in: str | None) -> float:
     """Factor from the surprisal column's unit to nats (the payload is in nats)."""
     if surprisal_in is None:
         if column.endswith("_bits"):
