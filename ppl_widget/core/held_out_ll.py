@@ -76,6 +76,21 @@ def _standardised(x: np.ndarray) -> np.ndarray:
     return out
 
 
+def check_fold_sizes(folds: np.ndarray, p: int) -> np.ndarray:
+    """The training rows of each fold (sorted fold order), each more than the ``p``
+    coefficients (rule: OLS with a residual sigma needs n_train - p > 0)."""
+    keys, fold_of = np.unique(folds, return_inverse=True)
+    n_train = len(folds) - np.bincount(fold_of, minlength=len(keys))
+    short = np.flatnonzero(n_train <= p)
+    if len(short):
+        k = short[0]
+        raise ReadingTimeError(f"fold {keys[k]}: {n_train[k]} training row(s) for {p} "
+                               "coefficients; OLS with a residual sigma needs more training "
+                               "rows than coefficients (use fewer folds or predictors, or more "
+                               "rows)")
+    return n_train
+
+
 def held_out_log_density(y: np.ndarray, x: np.ndarray, folds: np.ndarray) -> HeldOut:
     """Cross-validated log-density of each row of ``y`` under the OLS fit of ``y`` on
     ``x`` (which holds its intercept column) made without that row's fold.
@@ -86,14 +101,7 @@ def held_out_log_density(y: np.ndarray, x: np.ndarray, folds: np.ndarray) -> Hel
     x = _standardised(x)
     keys, fold_of = np.unique(folds, return_inverse=True)
     p = x.shape[1]
-    n_train = len(y) - np.bincount(fold_of, minlength=len(keys))
-    short = np.flatnonzero(n_train <= p)
-    if len(short):
-        k = short[0]
-        raise ReadingTimeError(f"fold {keys[k]}: {n_train[k]} training row(s) for {p} "
-                               "coefficients; OLS with a residual sigma needs more training "
-                               "rows than coefficients (use fewer folds or predictors, or more "
-                               "rows)")
+    n_train = check_fold_sizes(folds, p)
     order = np.argsort(fold_of, kind="stable")
     starts = np.searchsorted(fold_of[order], np.arange(len(keys)))
     xtx = np.add.reduceat(np.einsum("ni,nj->nij", x, x)[order], starts, axis=0)

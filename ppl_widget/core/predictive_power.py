@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 
 from .fold_layout import FoldBy, lay_folds
-from .held_out_ll import check_full_rank, design_matrix, held_out_log_density
+from .held_out_ll import check_fold_sizes, check_full_rank, design_matrix, held_out_log_density
 from .spillover import ReadingTimeError, as_names, build_design, check_columns, lag_name
 
 __all__ = ["DeltaLL", "PairedDifference", "ReadingTimeError", "delta_ll"]
@@ -144,6 +144,7 @@ def delta_ll(frame: pd.DataFrame, rt: str, target: str | Sequence[str],
 
     names_base, names_target = with_lags(baseline), with_lags(baseline + target)
     x_target = design_matrix(design.columns, names_target)
+    check_fold_sizes(fold, x_target.shape[1])
     check_full_rank(x_target, names_target)
     base = held_out_log_density(design.y, design_matrix(design.columns, names_base), fold)
     full = held_out_log_density(design.y, x_target, fold)

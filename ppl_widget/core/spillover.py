@@ -138,5 +138,5 @@ def build_design(frame: pd.DataFrame, rt: str, predictors: Sequence[str], *, spi
 
 def _label(frame: pd.DataFrame, groups: np.ndarray, code: int, by: list[str]) -> object:
     """The ``by`` value(s) of group ``code`` (for messages)."""
-    row = frame[by].iloc[int(np.flatnonzero(groups == code)[0])]
-    return row.iloc[0] if len(by) == 1 else tuple(row)
+    row = frame[by].iloc[int(np.flatnonzero(groups == code)[0])].tolist()  # plain values
+    return row[0] if len(by) == 1 else tuple(row)
