@@ -140,7 +140,9 @@ def test_quality_power_chart_from_predictive_power_table():
                           "delta_ll": [0.012, 0.004], "ci_low": [0.004, -0.002],
                           "ci_high": [0.02, 0.01], "mean_surprisal_bits": [7.5, 10.2]})
     sg = scene(quality_power_chart(table))
-    assert len(items(sg, "symbol", "mark")) == 2 and not items(sg, "text", "legend-label")
+    assert len(items(sg, "symbol", "mark")) == 2
+    # one line: each point named by its colour in the legend
+    assert [t["text"] for t in items(sg, "text", "legend-label")] == ["smollm2", "bigram"]
 
 
 def test_quality_power_chart_straight_from_published_json():

@@ -58,18 +58,21 @@ def linking_chart(per_word: pd.DataFrame, *, rt: str = "rt_value",
     if not ok.any():
         raise ValueError(f"linking_chart: no word has both a finite {rt!r} and {surprisal!r}")
     means, lines, hists, notes = [], [], [], []
-    edges = np.histogram_bin_edges(x[ok], bins=30)
+    # the histogram stops at the 99th percentile: a few extreme words would squeeze the rest
+    hist_end = float(np.quantile(x[ok], 0.99))
+    edges = np.histogram_bin_edges(x[ok], bins=30, range=(float(x[ok].min()), hist_end))
     for key in pd.unique(keys[ok]):
         sel = ok & (keys == key)
         m = pd.DataFrame(quantile_bin_means(x[sel], y[sel], bins, Z95)).assign(series=key)
         means.append(m)
         slope, intercept = np.polyfit(x[sel], y[sel], 1) if sel.sum() > 1 else (0.0, y[sel][0])
-        span = np.array([x[sel].min(), x[sel].max()])
+        span = m["x"].to_numpy()[[0, -1]]  # the line spans the bins it summarises
         lines.append(pd.DataFrame({"x": span, "fit": intercept + slope * span, "series": key}))
         counts, _ = np.histogram(x[sel], bins=edges)
         hists.append(pd.DataFrame({"lo": edges[:-1], "hi": edges[1:], "words": counts,
                                    "series": key}))
         notes.append(f"{key}: {slope:+.1f} ms per {unit[:-1]}, {int(sel.sum()):,} words")
+    n_above = int((x[ok] > hist_end).sum())
     rt_title = f"{chosen or rt} (ms)"
     xlab = f"surprisal ({unit})"
     one = len(means) == 1
@@ -107,13 +110,15 @@ def linking_chart(per_word: pd.DataFrame, *, rt: str = "rt_value",
         title=_title("Reading time against surprisal (the linking function)",
                      [f"points: mean {rt_title} per surprisal bin ({bins} bins of about "
                       "equal counts), bars: 95% interval; dashed: least-squares line",
-                      "; ".join(notes), "below: how many words fall at each surprisal"]))
+                      "; ".join(notes), "below: how many words fall at each surprisal"
+                      + (f" ({n_above:,} words above {hist_end:.1f} {unit} not drawn)"
+                         if n_above else "")]))
 
 
 def quality_power_chart(results: Any, *, x: str | None = None, y: str = "delta_ll",
                         low: str = "ci_low", high: str = "ci_high",
                         color: str | None = None, facet: str | None = None,
-                        label: str | None = None, width: int = 240,
+                        label: str | None = None, width: int | None = None,
                         height: int = 220) -> Any:
     """ΔLL (the mean per-word gain in held-out log-likelihood) against each model's mean
     surprisal, with its interval (``low`` to ``high``), one line per value of ``color``
@@ -122,8 +127,9 @@ def quality_power_chart(results: Any, *, x: str | None = None, y: str = "delta_l
     ``results``: ``predictive_power``'s table, any frame or list of rows with these
     columns, or ``published.json`` itself (its ``model_size_study`` points).  Defaults:
     ``x`` the first of ``mean_surprisal_bits`` / ``avg_surp``; ``color`` ``lang`` when
-    there is one; ``facet`` ``target`` when it has several values; ``label`` (the
-    tooltip's name of a point) ``model``."""
+    there is one; ``facet`` ``target`` when it has several values; ``label`` (a point's
+    name: in the tooltip, and a colour and legend entry per point when there is one line
+    of at most 12) ``model``."""
     alt = _alt()
     if isinstance(results, Mapping) and "model_size_study" in results:
         results = results["model_size_study"]
@@ -137,6 +143,8 @@ def quality_power_chart(results: Any, *, x: str | None = None, y: str = "delta_l
         facet = "target"
     if label is None and "model" in frame.columns:
         label = "model"
+    if width is None:
+        width = 240 if facet else 440
     used = [c for c in (x, y, low, high, color, facet, label) if c is not None]
     missing = [c for c in used if c not in frame.columns]
     if missing:
@@ -149,23 +157,28 @@ def quality_power_chart(results: Any, *, x: str | None = None, y: str = "delta_l
     data = data.sort_values([c for c in (color, x) if c is not None], kind="stable")
     if label is not None:
         data[label] = data[label].astype(str)
-    enc_color = (alt.Color(f"{color}:N", title=color, legend=alt.Legend(orient="right"))
-                 if color else alt.value(LINE))
+    named = bool(label and not color and len(data) <= 12)  # few points, one line
+    point_color = (alt.Color(f"{color}:N", title=color, legend=alt.Legend(orient="right"))
+                   if color else
+                   alt.Color(f"{label}:N", title=label, sort=list(data[label]),
+                             legend=alt.Legend(orient="right")) if named else alt.value(LINE))
     xs = alt.X(f"{x}:Q", title="mean surprisal (bits per word)",
                scale=alt.Scale(zero=False))
     tip = [alt.Tooltip(f"{c}:N") for c in (facet, color, label) if c] + [
         alt.Tooltip(f"{x}:Q", format=".3f"), alt.Tooltip(f"{y}:Q", format=".5f", title="ΔLL"),
         alt.Tooltip(f"{low}:Q", format=".5f"), alt.Tooltip(f"{high}:Q", format=".5f")]
-    base = alt.Chart().encode(x=xs, color=enc_color)
-    detail = {"detail": f"{color}:N"} if color else {}
+    base = alt.Chart().encode(x=xs, color=point_color)
+    # the line: one per color value; a single grey line when the points carry the colours
+    line_color = {"color": point_color, "detail": f"{color}:N"} if color else {
+        "color": alt.value(GREY if named else LINE)}
     layers = [
         # one rule per panel (the aggregate), not one per row
         alt.Chart().mark_rule(color=GREY, strokeDash=[4, 4]).encode(y=alt.datum(0))
         .transform_aggregate(rows="count()"),
+        alt.Chart().mark_line(strokeWidth=2).encode(x=xs, y=f"{y}:Q", **line_color),
         base.mark_rule(strokeWidth=1.5, opacity=0.7).encode(
             y=alt.Y(f"{low}:Q", title="ΔLL (nats per word)"), y2=f"{high}:Q", tooltip=tip),
-        base.mark_line(strokeWidth=2).encode(y=f"{y}:Q", **detail),
-        base.mark_point(filled=True, size=40, opacity=1).encode(y=f"{y}:Q", tooltip=tip),
+        base.mark_point(filled=True, size=50, opacity=1).encode(y=f"{y}:Q", tooltip=tip),
     ]
     chart = alt.layer(*layers, data=data).properties(width=width, height=height)
     if facet:
