@@ -8,6 +8,7 @@ import { h, setText } from "../dom.js";
 import { divergingRamp, GAIN_BINS, legendFor, NBINS, palette } from "../colors.js";
 import { displayToken, fmtFixed, fmtInt, MISSING } from "../format.js";
 import { ItemTips } from "../item_tips.js";
+import { legendStrip } from "../legend_strip.js";
 import { ModelListeners } from "../lifecycle.js";
 import { followTheme, setPaletteVars } from "../theme.js";
 import { fmtSurprisal, Tooltip } from "../tooltip.js";
@@ -139,11 +140,7 @@ export class ReadingView {
   _legend(mode) {
     const own = readingLegend(mode, this.sc, this.rtName);
     const lg = own || legendFor("surprisal", this.unit);
-    const bins = own && own.bins ? own.bins : NBINS;
-    const bar = h("span", { class: "pplr-legend-bar" });
-    for (let k = 0; k < bins; k++) bar.append(h("span", { class: `pplw-c${k}` }));
-    const ticks = lg.ticks.map((t) => t.label).join(" · ");
-    this.legend.replaceChildren(h("span", { text: `${lg.title}: ` }), bar, h("span", { class: "pplr-ticks", text: ticks }));
+    this.legend.replaceChildren(...legendStrip(lg, own && own.bins ? own.bins : NBINS, "pplr"));
   }
 
   /** The rich tooltip of word k: its reading time, surprisal, frequency, length, the
