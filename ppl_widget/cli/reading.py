@@ -58,6 +58,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--per-word", default=None, metavar="CSV",
                    help="write every word's numbers (surprisal, prediction, ΔLL) here")
     add_score_options(p, top_k=False)
+    p.set_defaults(top_k=0)  # no alternatives kept: check_counts reads it
 
 
 def read_reading_table(path: str, numeric: list[str]) -> pd.DataFrame:
