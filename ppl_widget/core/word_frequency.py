@@ -26,4 +26,7 @@ def letters_length(word: str) -> int:
 
 
 def letters_lengths(words: Iterable[str]) -> np.ndarray:
-    return np.array([letters_length(w) for w in words], dtype=np.int64)
+    """``letters_length`` of each word (each distinct word counted once)."""
+    words = list(words)
+    length = {w: letters_length(w) for w in dict.fromkeys(words)}
+    return np.fromiter((length[w] for w in words), dtype=np.int64, count=len(words))
