@@ -63,6 +63,8 @@ def test_a_plain_frame_with_its_own_columns():
     assert w.data["surprisal"] == [1.0, 2.0, "Infinity"]  # score_words' nats, kept
     assert w.data["rt"][2] is None and w.data["predicted"] == [None] * 3
     assert w.rt_name == "ms"
+    plain = frame.rename(columns={"w": "word", "ms": "rt_value"})
+    assert show_reading(plain).rt_name == "reading time"  # not the column's code name
 
 
 def test_errors_name_the_rule():

@@ -102,7 +102,9 @@ def show_reading(per_word: pd.DataFrame, *, model: Any = None, rt: str | None = 
                                  surprisal_factor(cols["surprisal"], surprisal_in))
     if note is None:
         note = _delta_ll_note(per_word.attrs.get("results"), chosen)
-    rt_name = chosen[1] if chosen[1] is not None else cols["rt"]
+    # the measure's name (gaze_rt, ...), else the frame's own column name if it chose one
+    rt_name = chosen[1] if chosen[1] is not None else (
+        cols["rt"] if cols["rt"] != COLUMNS["rt"] else "reading time")
     return ReadingWidget(data=data, groups=groups, n_total=len(frame), color_by=color_by,
                          surprisal_unit=surprisal_unit, rt_name=str(rt_name),
                          frequency_name=str(cols["frequency"]), note=note)
