@@ -16,7 +16,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent
 #: the built files every widget and exported page loads (pyproject's ensured-targets)
 BUNDLE = [ROOT / "ppl_widget" / "static" / name
-          for name in ("widget.js", "static.js", "compare.js", "pairs.js", "live.js",
+          for name in ("widget.js", "static.js", "compare.js", "pairs.js", "reading.js", "live.js",
                        "live_worker.js")]
 
 

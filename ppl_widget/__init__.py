@@ -43,7 +43,11 @@ _LAZY = {
     "show_pairs": "ppl_widget.views.pairs_view:show_pairs",
     "PairsWidget": "ppl_widget.views.pairs_view:PairsWidget",
     "show_words": "ppl_widget.views.words_view:show_words",
+    "show_reading": "ppl_widget.views.reading_view:show_reading",
+    "ReadingWidget": "ppl_widget.views.reading_view:ReadingWidget",
     "pairs_accuracy_chart": "ppl_widget.views.charts_pairs:pairs_accuracy_chart",
+    "linking_chart": "ppl_widget.views.charts_reading:linking_chart",
+    "quality_power_chart": "ppl_widget.views.charts_reading:quality_power_chart",
     "export_live_page": "ppl_widget.views.live_page:export_live_page",
     "divergence": "ppl_widget.scoring.divergence:divergence",
     "DivergenceResult": "ppl_widget.core.divergence:DivergenceResult",
@@ -52,6 +56,10 @@ _LAZY = {
     "DivergenceWidget": "ppl_widget.views.divergence_view:DivergenceWidget",
     "quantized_copy": "ppl_widget.scoring.quantize:quantized_copy",
     "OnnxLiveModel": "ppl_widget.scoring.onnx_files:OnnxLiveModel",
+    "delta_ll": "ppl_widget.core.predictive_power:delta_ll",
+    "DeltaLL": "ppl_widget.core.predictive_power:DeltaLL",
+    "ReadingTimeError": "ppl_widget.core.spillover:ReadingTimeError",
+    "predictive_power": "ppl_widget.scoring.predictive_power:predictive_power",
 }
 
 __all__ = [

@@ -1,6 +1,6 @@
 """The command line ``ppl-widget`` (also ``python -m ppl_widget``): ``main`` and its parser.
 One subcommand a file (``score.py``, ``corpus.py``, ``cache.py``, ``words.py``,
-``pairs.py``); shared options: ``options.py``.
+``pairs.py``, ``reading.py``); shared options: ``options.py``.
 """
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import argparse
 import sys
 
 from ..core.extras import MissingExtraError
-from . import cache, corpus, pairs, score, words
+from . import cache, corpus, pairs, reading, score, words
 from .options import add_score_options, check_counts  # noqa: F401  (importable from here)
 from .score import format_metrics  # noqa: F401  (importable from here)
 from .score import run as run_score  # noqa: F401  (importable from here)
@@ -26,13 +26,14 @@ def build_parser() -> argparse.ArgumentParser:
     cache.add_parser(sub)
     words.add_parser(sub)
     pairs.add_parser(sub)
+    reading.add_parser(sub)
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     run = {"score": score.run, "score-corpus": corpus.run, "cache": cache.run,
-           "words": words.run, "pairs": pairs.run}[args.command]
+           "words": words.run, "pairs": pairs.run, "reading": reading.run}[args.command]
     try:
         return run(args, sys.stdout, sys.stderr)
     except (ValueError, TypeError, OSError, RuntimeError, MissingExtraError) as exc:

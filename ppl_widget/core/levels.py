@@ -20,10 +20,11 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .extras import MissingExtraError, require
+from .extras import MissingExtraError
 from .metrics import LN2
 from .sentences import SentenceSpec, line_spans, paragraph_spans, sentence_spans
 from .text_units import WordSpec, whitespace_mask, word_spans  # noqa: F401  (word_spans: public)
+from .word_frequency import zipf_frequencies
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -148,14 +149,11 @@ def _add_log_freq(frame: pd.DataFrame, language: str, *, required: bool) -> None
     """Zipf frequency (log10 per billion words, wordfreq) of each word, as psycholinguists
     put it beside surprisal; 0 for words wordfreq does not know."""
     try:
-        zipf_frequency = require("wordfreq", "log_freq").zipf_frequency
+        cache = zipf_frequencies(frame["text"].unique(), language, purpose="log_freq")
     except MissingExtraError:
         if required:
             raise
         return
-    cache: dict[str, float] = {}
-    for word in frame["text"].unique():
-        cache[word] = zipf_frequency(word, language)
     frame["log_freq"] = frame["text"].map(cache)
     frame.attrs["log_freq"] = f"wordfreq Zipf frequency ({language})"
 

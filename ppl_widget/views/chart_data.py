@@ -53,3 +53,26 @@ def bin_means(x: np.ndarray, size: int) -> tuple[np.ndarray, np.ndarray, np.ndar
 def bin_size(n: int, max_points: int) -> int:
     """Values per bin so that ``n`` values make at most ``max_points`` bins."""
     return max(1, math.ceil(n / max_points))
+
+
+def quantile_bin_means(x: np.ndarray, y: np.ndarray, bins: int,
+                       z: float = 1.96) -> dict[str, np.ndarray]:
+    """``y``'s mean per bin of ``x`` (bins of about equal counts, at ``x``'s quantiles;
+    ties can merge bins), with ``mean +/- z * sd / sqrt(n)`` (sd with ddof 1; a bin of one
+    value has no interval: NaN): keys ``x`` (the bin's mean x), ``x_lo``, ``x_hi``,
+    ``mean``, ``low``, ``high``, ``n``."""
+    bins = check_positive("bins", bins)
+    x = np.asarray(x, dtype=np.float64)
+    y = np.asarray(y, dtype=np.float64)
+    edges = np.unique(np.quantile(x, np.linspace(0, 1, bins + 1))) if len(x) else np.zeros(1)
+    which = np.clip(np.searchsorted(edges, x, side="right") - 1, 0, max(len(edges) - 2, 0))
+    out: dict[str, list[float]] = {k: [] for k in ("x", "x_lo", "x_hi", "mean", "low",
+                                                   "high", "n")}
+    for k in np.unique(which):
+        xs, ys = x[which == k], y[which == k]
+        half = z * ys.std(ddof=1) / math.sqrt(len(ys)) if len(ys) > 1 else math.nan
+        for key, value in (("x", xs.mean()), ("x_lo", xs.min()), ("x_hi", xs.max()),
+                           ("mean", ys.mean()), ("low", ys.mean() - half),
+                           ("high", ys.mean() + half), ("n", len(ys))):
+            out[key].append(float(value))
+    return {k: np.asarray(v) for k, v in out.items()}

@@ -1,6 +1,6 @@
 """Every view in one notebook, as a person sees it in JupyterLab (Chromium): the main
-widget on a short text, the minimal-pairs view, the word-list view and the comparison
-view.  The theme is switched to dark AFTER they are drawn: each view's computed
+widget on a short text, the minimal-pairs view, the word-list view, the comparison
+view and the reading view.  The theme is switched to dark AFTER they are drawn: each view's computed
 colours must follow (one scale for all of them); tooltips are the rich, keyboard-
 reachable one in every view; heights fit a short text; no number is cut.  Screenshots
 of each view in both themes land in test-artifacts/ (views-<view>-<theme>.png).
@@ -20,7 +20,7 @@ import json
 import pandas as pd
 from tests.conftest import _tiny  # the repository is on the kernel's PYTHONPATH
 from ppl_widget import (ComparisonWidget, PerplexityWidget, score_pairs, show_pairs,
-                        show_words)
+                        show_reading, show_words)
 lm, lm2 = _tiny("gpt2"), _tiny("llama")
 pairs = score_pairs(pd.DataFrame({"good": ["The dog sleeps.", "These dogs run."],
                                  "bad": ["The dog sleep.", "This dogs run."]}), lm)
@@ -31,6 +31,9 @@ CELLS = [
     "w_words = show_words(['dog', 'cat', 'river', 'Perplexity'], lm)\nw_words",
     "w_cmp = ComparisonWidget('The quick brown fox jumps.', [lm, lm2], labels=['gpt2', 'llama'])"
     "\nw_cmp",
+    "w_reading = show_reading(pd.DataFrame({'word': ['The', 'old', 'man', 'the', 'boat.'],"
+    " 'rt_value': [210, 250, 330, 240, 410], 'surprisal_bits': [3.0, 9.5, 6.0, 2.0, 12.0],"
+    " 'rt_predicted': [None, 260, 300, 230, 350]}))\nw_reading",
 ]
 DUMP = """\
 for _w in (w_main, w_words):
@@ -39,11 +42,11 @@ w_cmp.wait()
 json.dump({"pairs_delta": pairs["delta"].tolist(), "main": w_main.result.metrics()},
           open("views.json", "w"), default=str)
 """
-VIEWS = {"main": ".pplw-root:not(.pplp-root):not(.pplc-root) >> nth=0",
-         "pairs": ".pplp-root", "words": ".pplw-root:not(.pplp-root):not(.pplc-root) >> nth=1",
-         "compare": ".pplc-root"}
+SINGLE = ".pplw-root:not(.pplp-root):not(.pplc-root):not(.pplr-root)"
+VIEWS = {"main": f"{SINGLE} >> nth=0", "pairs": ".pplp-root", "words": f"{SINGLE} >> nth=1",
+         "compare": ".pplc-root", "reading": ".pplr-root"}
 COLOURED = {"main": ".pplw-tok", "pairs": ".pplw-tok", "words": ".pplw-tok",
-            "compare": ".pplc-word"}
+            "compare": ".pplc-word", "reading": ".pplr-w"}
 BACKGROUNDS = "els => els.map(e => getComputedStyle(e).backgroundColor)"
 
 
@@ -116,6 +119,14 @@ def _check_tooltips(page, data) -> None:
     tip = cmp.locator(".pplw-tooltip")
     tip.wait_for(state="visible")
     assert "word 5 of 5" in tip.inner_text()
+    page.keyboard.press("Escape")
+    reading = page.locator(VIEWS["reading"])
+    reading.locator(".pplr-list").focus()
+    page.keyboard.press("End")
+    tip = reading.locator(".pplw-tooltip")
+    tip.wait_for(state="visible")
+    text = tip.inner_text()
+    assert "boat." in text and "410 ms" in text and "+60 ms" in text, text  # 410 - 350
     page.keyboard.press("Escape")
 
 

@@ -8,6 +8,7 @@ import { h, setText } from "../dom.js";
 import { legendFor, NBINS, palette } from "../colors.js";
 import { displayToken, fmtExact, fmtInt, fmtProb } from "../format.js";
 import { ItemTips } from "../item_tips.js";
+import { legendStrip } from "../legend_strip.js";
 import { ModelListeners } from "../lifecycle.js";
 import { followTheme, setPaletteVars } from "../theme.js";
 import { fmtSurprisal, Tooltip } from "../tooltip.js";
@@ -102,11 +103,7 @@ export class PairsView {
   }
 
   _legend(unit) {
-    const lg = legendFor("surprisal", unit);
-    const bar = h("span", { class: "pplp-legend-bar" });
-    for (let k = 0; k < NBINS; k++) bar.append(h("span", { class: `pplw-c${k}` }));
-    const ticks = lg.ticks.map((t) => t.label).join(" · ");
-    this.legend.replaceChildren(h("span", { text: `${lg.title}: ` }), bar, h("span", { class: "pplp-ticks", text: ticks }));
+    this.legend.replaceChildren(...legendStrip(legendFor("surprisal", unit), NBINS, "pplp"));
   }
 
   _pair(p, deltaKey, verdictKey, unit) {
