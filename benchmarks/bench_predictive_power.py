@@ -22,6 +22,7 @@ import platform
 import statistics
 import sys
 import time
+import warnings
 
 import numpy as np
 import pandas as pd
@@ -75,7 +76,7 @@ def main() -> None:
                         help="a bigram on synthetic texts: runs anywhere, in seconds")
     args = parser.parse_args()
 
-    from ppl_widget import load_model, predictive_power, score_words
+    from ppl_widget import ReadingTimeWarning, load_model, predictive_power, score_words
 
     if args.smoke:
         frame, lm = synthetic()
@@ -91,14 +92,19 @@ def main() -> None:
           f"{platform.processor() or platform.machine()}, {os.cpu_count()} CPUs, "
           f"median of {repeat} after a warm-up")
     t_score = median_time(lambda: score_words(words, lm, by="text"), repeat)
-    t_power = median_time(lambda: predictive_power(frame, lm, rt=RTS, word="word.x",
-                                                   by="sample_id", rt_word=None), repeat)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ReadingTimeWarning)  # MECO's 21 shifted labels: known
+        t_power = median_time(lambda: predictive_power(frame, lm, rt=RTS, word="word.x",
+                                                       by="sample_id"), repeat)
     label = f"predictive_power ({len(RTS)} RT measures, 10 folds)"
     print(f"| {'step':44} | seconds | vs score_words |")
     print(f"|{'-' * 46}|---------|----------------|")
     print(f"| {'score_words (the texts once)':44} | {t_score:7.3f} | {1:13.2f}x |")
     print(f"| {label:44} | {t_power:7.3f} | {t_power / t_score:13.2f}x |")
     print(f"predictive_power / score_words = {t_power / t_score:.2f}x (target <= 1.2x)")
+    if args.smoke:
+        print("(smoke: a bigram scores in milliseconds, so the ratio says nothing of the "
+              "target, which is for a neural model)")
 
 
 if __name__ == "__main__":

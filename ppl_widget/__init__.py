@@ -59,6 +59,7 @@ _LAZY = {
     "delta_ll": "ppl_widget.core.predictive_power:delta_ll",
     "DeltaLL": "ppl_widget.core.predictive_power:DeltaLL",
     "ReadingTimeError": "ppl_widget.core.spillover:ReadingTimeError",
+    "ReadingTimeWarning": "ppl_widget.core.spillover:ReadingTimeWarning",
     "predictive_power": "ppl_widget.scoring.predictive_power:predictive_power",
 }
 
