@@ -1,6 +1,7 @@
 // The live page's Web Worker: loads the manifest's models (models/index.js picks the module
 // by kind) and scores texts off the page's thread, posting the widget's own messages
-// (run.js) as each window is done.  A newer text (or a cancel) stops a run between windows.
+// (run.js) piece by piece.  A newer text (or a cancel) stops a run between two pieces; the
+// next run keeps what the edit left valid of the last one (run.js, reuse.js).
 //
 // Page -> worker:  {type: "init", baseUrl, manifest}
 //                  {type: "score", runId, text, model: name, settings}
@@ -16,6 +17,7 @@ import { scoreText } from "./run.js";
 
 const loaded = new Map(); // name -> Promise<Model>
 let latest = 0; // the run the page wants; older ones stop
+const memories = new Map(); // name -> {last}: a model's previous run, for the next edit
 const tick = () => new Promise((resolve) => setTimeout(resolve, 0)); // let messages in
 
 /** The fetch a model's loader gets: files of the page's folder only. */
@@ -54,7 +56,8 @@ async function score({ runId, text, model: name, settings }) {
   }
   if (stale()) return;
   try {
-    for await (const [msg, buffers] of scoreText(model, text, settings, runId, stale)) {
+    if (!memories.has(name)) memories.set(name, {});
+    for await (const [msg, buffers] of scoreText(model, text, settings, runId, stale, memories.get(name))) {
       if (stale()) return;
       post(msg, buffers);
       await tick();
