@@ -124,7 +124,8 @@ export async function* scoreText(model, text, settings, runId, isCancelled = () 
   const kept = planReuse(old, lay, text, windows, st) || { windows: 0, tokens: 0, changed: 0 };
   const rec = newRecord(key, text, lay, st.topK);
   memory.last = rec;
-  yield [{ type: MSG_SETTINGS, run_id: runId, settings: settingsTrait(model, st, lay) }, []];
+  // reused_tokens: as the kernel's result says it (the targets of the windows kept)
+  yield [{ type: MSG_SETTINGS, run_id: runId, settings: { ...settingsTrait(model, st, lay), reused_tokens: kept.tokens } }, []];
   yield resetMessage(lay, st, runId);
   const out = new Chunker(model, lay, st.topK, runId, rec);
   keepTargets(rec, old, 0, kept.tokens);
