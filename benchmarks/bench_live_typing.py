@@ -40,7 +40,7 @@ def wait_run(pg: Any, text: str) -> dict[str, Any]:
                          "l.model.get('status') === 'done'; }", arg=text, timeout=900_000)
     return pg.evaluate(f"() => {{ const l = {LIVE}; return {{...l.timings[l.timings.length - 1], "
                        "reused: l.model.get('settings').reused_tokens, "
-                       "tokens: l.view.store.length}}; }}")
+                       "tokens: l.view.store.length}; }")
 
 
 def set_text(pg: Any, text: str) -> dict[str, Any]:
