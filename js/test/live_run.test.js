@@ -185,6 +185,7 @@ async function runOf(model, text, settings, memory, cancelAfter = Infinity) {
       got.chunks++;
     }
     if (msg.type === MSG_DONE) got.done = true;
+    if (msg.type === MSG_SETTINGS) got.reused = msg.settings.reused_tokens;
   }
   return got;
 }
@@ -222,9 +223,10 @@ test("an edit costs the tokens after it: an append runs the new tokens, not the 
   const memory = {};
   await runOf(cached(), BASE, { max_length: 128 }, memory);
   const log = [];
-  await runOf(cached(log), BASE + " ok", { max_length: 128 }, memory);
+  const appended = await runOf(cached(log), BASE + " ok", { max_length: 128 }, memory);
   // the three new tokens' rows, read over the cache of the text before them
   assert.equal(log.reduce((a, c) => a + c.n, 0), 3);
+  assert.equal(appended.reused, BASE.length); // what the editor's note counts as kept
   assert.equal(log[0].start, BASE.length);
   const mid = [];
   const at = BASE.indexOf("dog");

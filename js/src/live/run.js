@@ -124,8 +124,12 @@ export async function* scoreText(model, text, settings, runId, isCancelled = () 
   const kept = planReuse(old, lay, text, windows, st) || { windows: 0, tokens: 0, changed: 0 };
   const rec = newRecord(key, text, lay, st.topK);
   memory.last = rec;
-  // reused_tokens: as the kernel's result says it (the targets of the windows kept)
-  yield [{ type: MSG_SETTINGS, run_id: runId, settings: { ...settingsTrait(model, st, lay), reused_tokens: kept.tokens } }, []];
+  const resume = model.scorePiece ? windows.map((w, k) => resumeAt(old, k, w, lay, kept.changed)) : [];
+  // reused_tokens (the editor's "N of M tokens scored again"): the kept windows' targets,
+  // and the rows kept over a window's cache
+  let reused = kept.tokens;
+  for (let k = kept.windows; k < resume.length; k++) reused += Math.max(0, resume[k] - (windows[k].targetStart - 1 - windows[k].inputStart));
+  yield [{ type: MSG_SETTINGS, run_id: runId, settings: { ...settingsTrait(model, st, lay), reused_tokens: reused } }, []];
   yield resetMessage(lay, st, runId);
   const out = new Chunker(model, lay, st.topK, runId, rec);
   keepTargets(rec, old, 0, kept.tokens);
@@ -148,17 +152,12 @@ export async function* scoreText(model, text, settings, runId, isCancelled = () 
       }
       continue;
     }
-    // the cache of this window's unchanged start, where the last run left one (its window
-    // began at the same position, so the cached keys and values are those of this plan)
-    const cache = old && old.caches.get(k);
-    let from = 0, past = null;
-    if (cache && cache.inputStart === w.inputStart && cache.targetStart === w.targetStart && cache.prefixed === w.prefixed) {
-      // rows before the first changed target read what they read before: kept
-      from = Math.max(0, Math.min(commonLength(cache.inputs, inputs, cache.length), kept.changed + lay.firstTarget - 1 - w.inputStart));
-      if (from > 0) {
-        past = from === cache.length ? cache.past : model.truncatePast(cache.past, from);
-        rec.caches.set(k, { ...cache, inputs, length: from, past });
-      }
+    const from = resume[k];
+    let past = null;
+    if (from > 0) {
+      const cache = old.caches.get(k);
+      past = from === cache.length ? cache.past : model.truncatePast(cache.past, from);
+      rec.caches.set(k, { ...cache, inputs, length: from, past });
     }
     const firstRow = w.targetStart - 1 - w.inputStart; // the row predicting the first target
     const rowTarget = (j) => w.inputStart + j + 1 - lay.firstTarget; // its target's index
@@ -188,6 +187,20 @@ export async function* scoreText(model, text, settings, runId, isCancelled = () 
   }
   rec.partial = false;
   yield [{ type: MSG_DONE, run_id: runId, partial: false, metrics: metricsFromSums(out.sums) }, []];
+}
+
+/**
+ * Where window k starts running over the last run's cache of it (0: from its start).  The
+ * cache holds where that window began at the same position (same first input and first
+ * target, so its keys and values are those of this plan); the rows before the first
+ * changed target, and before the first input that differs, read what they read before.
+ */
+function resumeAt(old, k, w, lay, changed) {
+  const cache = old && old.caches.get(k);
+  if (!cache || cache.inputStart !== w.inputStart || cache.targetStart !== w.targetStart || cache.prefixed !== w.prefixed) return 0;
+  // (no cache with prefix_every_window: old is null, as reuse= is refused there)
+  const same = commonLength(cache.inputs, lay.sequence.subarray(w.inputStart, w.inputEnd), cache.length);
+  return Math.max(0, Math.min(same, changed + lay.firstTarget - 1 - w.inputStart));
 }
 
 /** How many of the first `n` entries of a and b agree. */
