@@ -92,21 +92,12 @@ def test_edits_scored_from_the_cache_equal_score_from_scratch(browser, site, tin
 
 
 def test_bench_live_typing_smoke(tmp_path):
-    # benchmarks/bench_live_typing.py --smoke in its own process (its own Chromium): every
-    # figure measured and printed beside score()'s time
-    import json
-    import subprocess
-    import sys
+    # benchmarks/bench_live_typing.py --smoke: every figure measured and printed beside
+    # score()'s time
+    from .conftest import bench_smoke
 
-    from .conftest import ROOT
-
-    out = tmp_path / "row.json"
-    proc = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "bench_live_typing.py"),
-                           "--smoke", "--out", str(out)], capture_output=True, text=True,
-                          timeout=900)
-    assert proc.returncode == 0, proc.stderr[-2000:]
-    assert "page/Py" in proc.stdout and "last key -> colours done" in proc.stdout
-    row = json.loads(out.read_text())
+    stdout, row = bench_smoke("bench_live_typing.py", tmp_path / "row.json")
+    assert "page/Py" in stdout and "last key -> colours done" in stdout
     for key in ("typed_word_ms", "scratch_ms", "middle_ms", "long_scratch_ms",
                 "long_last_window_ms", "python_ms", "python_long_ms"):
         assert row[key] > 0, key
