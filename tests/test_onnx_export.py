@@ -14,7 +14,12 @@ pytest.importorskip("onnxscript")
 
 from ppl_widget import score  # noqa: E402
 from ppl_widget.core.windows import plan_windows  # noqa: E402
-from ppl_widget.scoring.onnx_check import CHECK_TEXT, session, window_stats  # noqa: E402
+from ppl_widget.scoring.onnx_check import (  # noqa: E402
+    CHECK_TEXT,
+    piece_stats,
+    session,
+    window_stats,
+)
 from ppl_widget.scoring.onnx_files import (  # noqa: E402
     OnnxLiveModel,
     check_browser_tokenizer,
@@ -64,6 +69,46 @@ def test_graph_gives_scores_statistics(kind, tiny_llama, tiny_gpt2, onnx_cache, 
     np.testing.assert_array_equal(got["topk_ids"], ref.topk_ids)
     np.testing.assert_allclose(got["topk_probs"], ref.topk_probs, rtol=2e-5, atol=2e-6)
     assert entry["difference"]["max_abs_nats"] < 1e-4
+
+
+@pytest.mark.parametrize("kind", ["llama", "gpt2"])
+def test_graph_runs_a_window_in_pieces_over_its_cache(kind, tiny_llama, tiny_gpt2, onnx_cache,
+                                                      tmp_path, llama_fp32):
+    """The key/value cache: a window run in pieces (each over the cache the pieces before
+    it gave), and an edit run from its first changed token over the cache of the text
+    before it, give score()'s numbers for the text as it is (torch, from scratch)."""
+    lm = tiny_llama if kind == "llama" else tiny_gpt2
+    folder, entry = llama_fp32 if kind == "llama" else (
+        tmp_path, export_onnx_model(tiny_gpt2, tmp_path, "fp32", webgpu=False, measure=False))
+    kv = entry["settings"]["kv_cache"]
+    assert kv["layers"] == 2 and kv["heads"] == 2  # llama: 2 key/value heads of 4
+    sess = session(folder / entry["files"]["model"])
+    text, edited = CHECK_TEXT[:50], CHECK_TEXT[:25] + "Z" + CHECK_TEXT[26:50]
+
+    def torch_surprisal(t):
+        ref = score(t, lm, max_length=entry["settings"]["max_length"], top_k=0)
+        assert len(ref.token_ids) < entry["settings"]["max_length"]  # one window
+        return np.concatenate([[lm.tokenizer.bos_token_id], ref.token_ids]), ref.surprisal
+
+    def run(seq, start, past, piece):
+        got = []
+        for a in range(start, len(seq) - 1, piece):
+            b = min(a + piece, len(seq) - 1)
+            stats, past = piece_stats(sess, seq[a:b], seq[a + 1:b + 1], past)
+            got.append(stats["surprisal"])
+        return np.concatenate(got), past
+
+    seq, want = torch_surprisal(text)
+    got, past = run(seq, 0, None, 7)
+    np.testing.assert_allclose(got, want, atol=2e-5)
+    assert past[0].shape == (1, kv["heads"], len(seq) - 1, kv["head_dim"])
+    # an edit: keep the cache of the unchanged start, run from the first changed token
+    new_seq, new_want = torch_surprisal(edited)
+    cut = int(np.flatnonzero(new_seq[:len(seq)] != seq[:len(new_seq)])[0])
+    kept = [p[:, :, :cut - 1] for p in past]  # the row before the change predicts it
+    tail, _ = run(new_seq, cut - 1, kept, 5)
+    np.testing.assert_allclose(np.concatenate([got[:cut - 1], tail]), new_want, atol=2e-5)
+    assert cut > 5 and not np.allclose(tail[:3], got[cut - 1:cut + 2])  # the edit mattered
 
 
 def test_entry_lists_every_file_the_page_loads(llama_fp32):

@@ -123,3 +123,29 @@ def test_text_unit_cases_add_up_to_the_text() -> None:
             assert units[:, 1].sum() == len(c["text"])
             assert units[:, 2].sum() == len(c["text"].encode("utf-8"))
             assert units[:, 0].sum() == len(whole.word_start_index)
+
+
+# ---- the reuse rule after an edit (tests/cases/reuse_cases.py): js/src/live/reuse.js ------
+REUSE = json.loads((CASES / "reuse.json").read_text(encoding="utf-8"))
+
+
+def test_the_reuse_table_is_the_one_plan_reuse_gives() -> None:
+    assert json.loads(json.dumps(generate.json_safe(generate.reuse_cases()))) == REUSE
+
+
+def test_reuse_cases_cover_the_edits_and_keep_only_windows_before_the_change() -> None:
+    from ppl_widget.core.windows import plan_windows
+
+    names = " ".join(c["name"] for c in REUSE)
+    for edit in ("append", "delete", "edit in the middle", "across a window boundary", "undo",
+                 "cancelled", "EOS", "unscored"):
+        assert edit in names, edit
+    for c in REUSE:
+        want = c["expected"]
+        windows = plan_windows(len(c["new"]["ids"]) + 1, c["max_length"], c["stride"])
+        if want["windows"]:
+            # the kept targets are those of the kept windows, all before the first change
+            assert want["tokens"] == windows[want["windows"] - 1].target_end - 1
+            assert want["tokens"] <= want["changed"]
+        else:
+            assert want["tokens"] == 0

@@ -137,3 +137,128 @@ test("a long window goes out in slices of CHUNK_MAX tokens, each its own targets
   assert.deepEqual([...chunks[2].fields.context_length.slice(-1)], [700]);
   assert.deepEqual([...chunks[1].fields.surprisal.slice(0, 1)], [Math.fround(("x".charCodeAt(0) + 10) / 10)]);
 });
+
+// ---- a model with a key/value cache: pieces, and an edit run from its first change ----
+import { PIECE_TOKENS } from "../src/live/run.js";
+
+/** The stand-in with a cache: a row's numbers depend on every input of the window before
+ * it (a hash), so a cache or a kept token from the wrong context shows. */
+function cached(log = []) {
+  const base = standIn();
+  const row = (ctx, target) => {
+    let h = 7;
+    for (const id of ctx) h = (h * 31 + id) % 1000003;
+    return ((h % 997) / 100) + target / 1000;
+  };
+  return {
+    ...base,
+    maxLength: 64,
+    contextLength: 256,
+    async scoreWindow() {
+      throw new Error("a model with a cache runs in pieces");
+    },
+    async scorePiece(newIds, past, nTargets, topK, targetIds) {
+      const ids = [...(past ? past.ids : []), ...newIds];
+      log.push({ start: past ? past.ids.length : 0, n: newIds.length, window0: ids[0] });
+      const L = ids.length;
+      const surprisal = Float64Array.from(targetIds, (t, i) => row(ids.slice(0, L - nTargets + i + 1), t));
+      const scores = {
+        surprisal, entropy: surprisal.map((s) => s / 2), rank: new Int32Array(nTargets).fill(1),
+        topkIds: new Int32Array(nTargets * topK).fill(11), topkProbs: new Float32Array(nTargets * topK).fill(0.5),
+      };
+      return { scores, past: { ids } };
+    },
+    truncatePast: (past, n) => ({ ids: past.ids.slice(0, n) }),
+  };
+}
+
+/** A run's tokens as the view's store would hold them: {ids, surprisal, context}. */
+async function runOf(model, text, settings, memory, cancelAfter = Infinity) {
+  const got = { ids: [], surprisal: [], context: [], done: false, chunks: 0 };
+  for await (const [msg, buffers] of scoreText(model, text, settings, 1, () => got.chunks >= cancelAfter, memory)) {
+    if (msg.type === MSG_CHUNK) {
+      const c = decodeChunk(msg, buffers);
+      assert.equal(c.start, got.ids.length); // contiguous, from the first token
+      got.ids.push(...c.fields.token_ids);
+      got.surprisal.push(...c.fields.surprisal);
+      got.context.push(...c.fields.context_length);
+      got.chunks++;
+    }
+    if (msg.type === MSG_DONE) got.done = true;
+    if (msg.type === MSG_SETTINGS) got.reused = msg.settings.reused_tokens;
+  }
+  return got;
+}
+
+const BASE = "the cat sat on the mat and looked at the dog, who did not look back at all";
+const EDITS = [
+  ["append a word", BASE, BASE + " today"],
+  ["delete the last word", BASE, BASE.slice(0, -4)],
+  ["edit in the middle", BASE, BASE.replace("looked", "glared")],
+  ["delete in the middle", BASE, BASE.replace(" and looked", "")],
+  ["edit across a window boundary", BASE, BASE.slice(0, 14) + "XYZ" + BASE.slice(17)],
+  ["edit in the first token", BASE, "T" + BASE.slice(1)],
+  ["undo an edit", BASE.replace("sat", "ran"), BASE],
+  ["the same text", BASE, BASE],
+];
+
+for (const settings of [{ max_length: 24, stride: 10 }, { max_length: 64 }, { max_length: 24, stride: 10, add_eos: true, prefix: "none" }]) {
+  test(`an edit run from the cache equals a run from scratch: ${JSON.stringify(settings)}`, async () => {
+    for (const [name, before, after] of EDITS) {
+      const memory = {};
+      await runOf(cached(), before, settings, memory);
+      const log = [];
+      const inc = await runOf(cached(log), after, settings, memory);
+      const full = await runOf(cached(), after, settings, {});
+      assert.ok(inc.done && full.done, name);
+      assert.deepEqual(inc.ids, full.ids, name);
+      assert.deepEqual(inc.surprisal, full.surprisal, name);
+      assert.deepEqual(inc.context, full.context, name);
+      if (name === "the same text") assert.deepEqual(log, [], name); // nothing to run
+    }
+  });
+}
+
+test("an edit costs the tokens after it: an append runs the new tokens, not the window", async () => {
+  const memory = {};
+  await runOf(cached(), BASE, { max_length: 128 }, memory);
+  const log = [];
+  const appended = await runOf(cached(log), BASE + " ok", { max_length: 128 }, memory);
+  // the three new tokens' rows, read over the cache of the text before them
+  assert.equal(log.reduce((a, c) => a + c.n, 0), 3);
+  assert.equal(appended.reused, BASE.length); // what the editor's note counts as kept
+  assert.equal(log[0].start, BASE.length);
+  const mid = [];
+  const at = BASE.indexOf("dog");
+  await runOf(cached(mid), BASE.replace("dog", "cow"), { max_length: 128 }, memory);
+  assert.equal(mid[0].start, at); // from the row before the first changed token
+  assert.equal(mid.reduce((a, c) => a + c.n, 0), BASE.length - at);
+});
+
+test("an edit in the last window of a long text leaves the earlier windows alone", async () => {
+  const long = BASE.repeat(4); // ~300 tokens, windows of 64 every 32
+  const memory = {};
+  await runOf(cached(), long, { max_length: 64 }, memory);
+  const log = [];
+  const after = long.slice(0, -3) + "XYZ";
+  const inc = await runOf(cached(log), after, { max_length: 64 }, memory);
+  const full = await runOf(cached(), after, { max_length: 64 }, {});
+  assert.deepEqual(inc.surprisal, full.surprisal);
+  assert.ok(log.length >= 1 && log.every((c) => c.start >= 60 - 4), JSON.stringify(log)); // the last window's end only
+  assert.ok(log.reduce((a, c) => a + c.n, 0) <= 5);
+});
+
+test("a window runs in pieces; a run stopped between two pieces is picked up by the next", async () => {
+  const text = "y".repeat(100);
+  const log = [];
+  const memory = {};
+  const stopped = await runOf(cached(log), text, { max_length: 128 }, memory, 1);
+  assert.ok(!stopped.done && stopped.ids.length === PIECE_TOKENS);
+  assert.equal(log.length, 1); // stopped after its first piece
+  const more = [];
+  const next = await runOf(cached(more), text + "z", { max_length: 128 }, memory);
+  const full = await runOf(cached(), text + "z", { max_length: 128 }, {});
+  assert.deepEqual(next.surprisal, full.surprisal);
+  assert.equal(more[0].start, PIECE_TOKENS); // from the stopped run's cache
+  assert.ok(more.every((c) => c.n <= PIECE_TOKENS) && more.length === Math.ceil((101 - PIECE_TOKENS) / PIECE_TOKENS));
+});

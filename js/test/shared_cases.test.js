@@ -150,3 +150,38 @@ test("text units: whitespace is Python's str.isspace(), not JS's \\s", () => {
   assert.deepEqual(got, py);
   assert.ok(!isPySpace(0xfeff) && /\s/.test("\ufeff")); // JS's \s has it, Python's has not
 });
+
+// ---- the reuse rule after an edit (src/live/reuse.js = scoring/incremental.py) --------
+import { planReuse } from "../src/live/reuse.js";
+
+const REUSE = load("reuse.json");
+
+/** A case's side as the live page holds it: the layout (new) or the run's record (old). */
+function side(c, scored = c.ids.length) {
+  const flat = (o) => Int32Array.from(o.flat());
+  const off = flat(c.offsets);
+  const start16 = Int32Array.from({ length: c.ids.length }, (_, i) => off[2 * i]);
+  const end16 = Int32Array.from({ length: c.ids.length }, (_, i) => off[2 * i + 1]);
+  const head = c.unscored_ids.length ? c.unscored_ids : [1]; // the prefix token, or the unscored one
+  return {
+    text: c.text, sequence: Int32Array.from([...head, ...c.ids]), firstTarget: 1, nTargets: c.ids.length,
+    ids: Int32Array.from(c.ids.slice(0, scored)), start16, end16, isEos: Uint8Array.from(c.is_eos, Number),
+    unscoredIds: Int32Array.from(c.unscored_ids), unscoredOffsets: flat(c.unscored_offsets),
+    total: c.ids.length, partial: scored < c.ids.length,
+  };
+}
+
+test("reuse: planReuse keeps the windows and tokens Python's plan_reuse keeps, on every edit", () => {
+  const bad = [];
+  for (const c of REUSE) {
+    const old = side(c.old, c.old.scored), lay = side(c.new);
+    const st = { maxLength: c.max_length, stride: c.stride, prefixEveryWindow: false };
+    const text = c.new.text;
+    const windows = planWindows(lay.nTargets + 1, st.maxLength, st.stride); // as Python plans them
+    const got = planReuse(old, lay, text, windows, st);
+    const want = c.expected;
+    if (got.changed !== want.changed || got.windows !== want.windows || got.tokens !== want.tokens) bad.push(`${c.name}: ${JSON.stringify(got)}, want ${JSON.stringify(want)}`);
+  }
+  assert.ok(REUSE.length >= 20 && REUSE.some((c) => c.expected.windows > 0) && REUSE.some((c) => c.expected.windows === 0));
+  assert.deepEqual(bad, []);
+});

@@ -40,10 +40,29 @@ def session(path: Path) -> Any:
 
 
 def window_stats(sess: Any, input_ids: np.ndarray, target_ids: np.ndarray) -> dict:
-    """The graph's outputs for one window, by name."""
+    """The graph's statistics for one window run from its start (an empty cache), by name."""
+    return piece_stats(sess, input_ids, target_ids)[0]
+
+
+def empty_cache(sess: Any) -> list[np.ndarray]:
+    """A cache of no positions for every ``past_*`` input of the graph."""
+    return [np.zeros([d if isinstance(d, int) else (1 if i == 0 else 0)
+                      for i, d in enumerate(x.shape)], np.float32)
+            for x in sess.get_inputs() if x.name.startswith("past_")]
+
+
+def piece_stats(sess: Any, input_ids: np.ndarray, target_ids: np.ndarray,
+                past: list[np.ndarray] | None = None) -> tuple[dict, list[np.ndarray]]:
+    """One piece of a window over the cache ``past`` (None: the window's start): its
+    targets' statistics by name, and the cache with the piece's positions added."""
+    names = [x.name for x in sess.get_inputs() if x.name.startswith("past_")]
+    past = empty_cache(sess) if past is None else past
     out = sess.run(None, {"input_ids": np.asarray(input_ids, np.int64)[None],
-                          "target_ids": np.asarray(target_ids, np.int64)[None]})
-    return dict(zip([o.name for o in sess.get_outputs()], out, strict=True))
+                          "target_ids": np.asarray(target_ids, np.int64)[None],
+                          **dict(zip(names, past, strict=True))})
+    named = dict(zip([o.name for o in sess.get_outputs()], out, strict=True))
+    present = [named.pop(n.replace("past_", "present_")) for n in names]
+    return named, present
 
 
 def onnx_surprisal(sess: Any, sequence: np.ndarray, max_length: int,

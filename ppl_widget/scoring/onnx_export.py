@@ -35,7 +35,7 @@ DEFAULT_TOP_K = 10
 DEFAULT_MAX_LENGTH = 1024
 OUTPUT_NAMES = ("surprisal", "entropy", "rank", "topk_ids", "topk_probs")
 #: Bump when the graph changes: cached exports of an older graph are not reused.
-GRAPH_VERSION = 1
+GRAPH_VERSION = 2
 
 
 def stats_module(lm: Any, top_k: int) -> Any:
@@ -49,6 +49,7 @@ def stats_module(lm: Any, top_k: int) -> Any:
         raise ValueError(f"{lm.name}: the ONNX export traces the model's body and LM head; this "
                          "model changes its logits after the head (soft-capping or scaling), "
                          "which the graph does not reproduce")
+    n_layers = kv_shape(lm)["layers"]
 
     class WindowStats(torch.nn.Module):
         def __init__(self) -> None:
@@ -56,9 +57,18 @@ def stats_module(lm: Any, top_k: int) -> Any:
             self.body = body
             self.head = lm.model.get_output_embeddings()
 
-        def forward(self, input_ids: Any, target_ids: Any) -> tuple[Any, ...]:
+        def forward(self, input_ids: Any, target_ids: Any, *past: Any) -> tuple[Any, ...]:
+            from transformers import DynamicCache
+
             n = target_ids.shape[1]
-            states = self.body(input_ids=input_ids, use_cache=False).last_hidden_state
+            seen = past[0].shape[2]  # positions already in the cache (0: a window's start)
+            cache = DynamicCache()
+            for i in range(n_layers):
+                cache.update(past[2 * i], past[2 * i + 1], i)
+            positions = torch.arange(input_ids.shape[1], dtype=torch.long) + seen
+            out = self.body(input_ids=input_ids, past_key_values=cache, use_cache=True,
+                            position_ids=positions[None], cache_position=positions)
+            states = out.last_hidden_state
             logits = self.head(states[0, -n:]).float()
             logits = logits - logits.amax(dim=-1, keepdim=True)  # row max 0, as on CPU
             log_z = torch.logsumexp(logits, dim=-1)
@@ -68,29 +78,58 @@ def stats_module(lm: Any, top_k: int) -> Any:
             entropy = log_z - (probs * logits).sum(dim=-1)
             rank = (logits > target[:, None]).sum(dim=-1) + 1
             top_p, top_i = probs.topk(top_k, dim=-1)
-            return surprisal, entropy, rank, top_i, top_p
+            present = [t for layer in cache.layers for t in (layer.keys, layer.values)]
+            return (surprisal, entropy, rank, top_i, top_p, *present)
 
     return WindowStats().eval()
 
 
+def kv_shape(lm: Any) -> dict[str, int]:
+    """The key/value cache's shape per layer: (1, heads, positions, head_dim), as the
+    manifest entry gives it to the page (``kv_cache``)."""
+    cfg = lm.model.config
+    cfg = getattr(cfg, "get_text_config", lambda: cfg)()
+    heads = getattr(cfg, "num_attention_heads", None) or cfg.n_head
+    kv_heads = getattr(cfg, "num_key_value_heads", None) or heads
+    hidden = getattr(cfg, "hidden_size", None) or cfg.n_embd
+    head_dim = getattr(cfg, "head_dim", None) or hidden // heads
+    layers = getattr(cfg, "num_hidden_layers", None) or cfg.n_layer
+    return {"layers": int(layers), "heads": int(kv_heads), "head_dim": int(head_dim)}
+
+
+def past_names(layers: int) -> tuple[list[str], list[str]]:
+    """The graph's cache inputs and outputs, layer by layer, key before value."""
+    past = [f"past_{kv}_{i}" for i in range(layers) for kv in ("key", "value")]
+    return past, [n.replace("past_", "present_") for n in past]
+
+
 def export_fp32(lm: Any, path: Path, *, top_k: int, max_length: int) -> None:
     """Trace ``stats_module`` with torch.onnx's dynamo exporter into one ``.onnx`` file
-    (weights inside: SmolLM2-135M's 540 MB is under protobuf's 2 GB), for windows of
-    2 .. ``max_length`` positions and 1 .. ``max_length`` targets."""
+    (weights inside: SmolLM2-135M's 540 MB is under protobuf's 2 GB), for pieces of
+    1 .. ``max_length`` new positions over a cache of 0 .. ``max_length`` positions, and
+    1 .. ``max_length`` targets."""
     import torch
 
     require("onnxscript", "exporting a model to ONNX")
     module = stats_module(lm, top_k)
+    shape = kv_shape(lm)
+    past_in, present_out = past_names(shape["layers"])
     n = min(8, max_length)
-    example = (torch.zeros((1, n), dtype=torch.long), torch.zeros((1, n // 2), dtype=torch.long))
-    length = torch.export.Dim("length", min=2, max=max_length)
+    seen = 3
+    dtype = next(lm.model.parameters()).dtype
+    past = tuple(torch.zeros((1, shape["heads"], seen, shape["head_dim"]), dtype=dtype)
+                 for _ in past_in)
+    example = (torch.zeros((1, n), dtype=torch.long),
+               torch.zeros((1, n // 2), dtype=torch.long), *past)
+    length = torch.export.Dim("length", min=1, max=max_length)
     targets = torch.export.Dim("targets", min=1, max=max_length)
+    cached = torch.export.Dim("cached", min=0, max=max_length)
+    dynamic = ({1: length}, {1: targets}, tuple({2: cached} for _ in past_in))
     with warnings.catch_warnings(), torch.no_grad(), _quiet_exporter():
         warnings.simplefilter("ignore")
         program = torch.onnx.export(
-            module, example, dynamo=True, input_names=["input_ids", "target_ids"],
-            output_names=list(OUTPUT_NAMES),
-            dynamic_shapes={"input_ids": {1: length}, "target_ids": {1: targets}})
+            module, example, dynamo=True, input_names=["input_ids", "target_ids", *past_in],
+            output_names=[*OUTPUT_NAMES, *present_out], dynamic_shapes=dynamic)
         program.save(str(path))
 
 

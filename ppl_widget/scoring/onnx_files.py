@@ -16,7 +16,14 @@ import json
 from pathlib import Path
 from typing import Any
 
-from .onnx_export import DEFAULT_MAX_LENGTH, DEFAULT_TOP_K, VARIANTS, copy_into, model_file
+from .onnx_export import (
+    DEFAULT_MAX_LENGTH,
+    DEFAULT_TOP_K,
+    VARIANTS,
+    copy_into,
+    kv_shape,
+    model_file,
+)
 
 #: The tokenizer.json parts the page's tokenizer implements (js/src/live/tokenizer.js);
 #: another part fails the export here rather than tokenizing differently in the browser.
@@ -131,7 +138,10 @@ def export_onnx_model(lm: Any, folder: str | Path, variant: str = "fp32", *,
                      "context_length": max_length, "graph_top_k": top_k,
                      "vocab_size": lm.vocab_size,
                      "prefix_id": None if prefix is None else int(prefix),
-                     "eos_id": None if tok.eos_token_id is None else int(tok.eos_token_id)},
+                     "eos_id": None if tok.eos_token_id is None else int(tok.eos_token_id),
+                     # the graph's key/value cache (past_* in, present_* out): the page runs
+                     # a window in pieces and an edit from its first changed token
+                     "kv_cache": kv_shape(lm)},
         "model_bytes": (folder / files["model"]).stat().st_size,
     }
     if measure:

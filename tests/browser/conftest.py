@@ -135,3 +135,12 @@ def offline_context(browser, allowed: str = "file:", height: int = 1000):
     pg.on("pageerror", lambda e: pg.errors.append(str(e)))
     pg.on("dialog", lambda d: (pg.dialogs.append(d.message), d.dismiss()))
     return context, pg
+
+
+def bench_smoke(script: str, out: Path, timeout: int = 900) -> tuple[str, object]:
+    """``benchmarks/<script> --smoke --out out`` in its own process (it drives its own
+    Chromium): its printed table and the rows it wrote."""
+    proc = subprocess.run([sys.executable, str(ROOT / "benchmarks" / script), "--smoke",
+                           "--out", str(out)], capture_output=True, text=True, timeout=timeout)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    return proc.stdout, json.loads(out.read_text())

@@ -292,17 +292,10 @@ def test_course_site_with_the_default_transformer(browser, tmp_path):
 def test_bench_live_page_smoke(tmp_path):
     # benchmarks/bench_live_page.py --smoke, in its own process (it drives its own
     # Chromium): one row per model, every column measured
-    import json
+    from .conftest import bench_smoke
 
-    from .conftest import ROOT
-
-    out = tmp_path / "rows.json"
-    proc = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "bench_live_page.py"),
-                           "--smoke", "--out", str(out)], capture_output=True, text=True,
-                          timeout=300)
-    assert proc.returncode == 0, proc.stderr[-2000:]
-    assert "load→1st" in proc.stdout and "JS/Py" in proc.stdout
-    (row,) = json.loads(out.read_text())
+    stdout, (row,) = bench_smoke("bench_live_page.py", tmp_path / "rows.json", timeout=300)
+    assert "load→1st" in stdout and "JS/Py" in stdout
     assert row["kind"] == "ngram" and row["model_kB"] > 0
     assert row["first_download_kB"] > row["model_kB"]
     assert row["first_colours_ms"] > 0 and row["tokens_per_s_long"] > 0

@@ -37,6 +37,13 @@
 //                topkProbs: Float32Array(nTargets * k), k = min(topK, vocabSize),
 //                contextLength?: Int32Array (positions each row read; default: all of
 //                the window before it, L - nTargets + i + 1)}
+//   Optional, for a model with a key/value cache (a transformer); run.js then runs a window
+//   in pieces and an edit from its first changed token:
+//   async scorePiece(newIds, past, nTargets, topK, targetIds) -> {scores, past}
+//       the next inputs of a window over `past` (what scorePiece gave for the window's
+//       inputs before them; null at the window's start): rows as scoreWindow's over the
+//       window so far; `past` is opaque to run.js, holding the window's inputs so far
+//   truncatePast(past, n) -> past      the cache of the window's first n inputs only
 // }
 
 const MODEL_FIELDS = [

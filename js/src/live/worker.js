@@ -1,6 +1,7 @@
 // The live page's Web Worker: loads the manifest's models (models/index.js picks the module
 // by kind) and scores texts off the page's thread, posting the widget's own messages
-// (run.js) as each window is done.  A newer text (or a cancel) stops a run between windows.
+// (run.js) piece by piece.  A newer text (or a cancel) stops a run between two pieces; the
+// next run keeps what the edit left valid of the last one (run.js, reuse.js).
 //
 // Page -> worker:  {type: "init", baseUrl, manifest}
 //                  {type: "score", runId, text, model: name, settings}
@@ -16,6 +17,8 @@ import { scoreText } from "./run.js";
 
 const loaded = new Map(); // name -> Promise<Model>
 let latest = 0; // the run the page wants; older ones stop
+const memories = new Map(); // name -> {last}: a model's previous run, for the next edit
+let running = Promise.resolve(); // the run in progress: one session.run at a time
 const tick = () => new Promise((resolve) => setTimeout(resolve, 0)); // let messages in
 
 /** The fetch a model's loader gets: files of the page's folder only. */
@@ -53,8 +56,15 @@ async function score({ runId, text, model: name, settings }) {
     return;
   }
   if (stale()) return;
+  // the stale run stops after its piece in flight: then this one reads what it left
+  const before = running;
+  let finished;
+  running = new Promise((resolve) => (finished = resolve));
+  await before;
   try {
-    for await (const [msg, buffers] of scoreText(model, text, settings, runId, stale)) {
+    if (stale()) return;
+    if (!memories.has(name)) memories.set(name, {});
+    for await (const [msg, buffers] of scoreText(model, text, settings, runId, stale, memories.get(name))) {
       if (stale()) return;
       post(msg, buffers);
       await tick();
@@ -63,6 +73,8 @@ async function score({ runId, text, model: name, settings }) {
     if (stale()) return;
     const message = String((err && err.message) || err);
     post(err && err.field ? { type: "settings_error", run_id: runId, field: err.field, message } : { type: "error", run_id: runId, message });
+  } finally {
+    finished();
   }
 }
 

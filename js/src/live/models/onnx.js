@@ -1,6 +1,7 @@
-// A transformer in the browser: the ONNX graph of ppl_widget/scoring/onnx_export.py (one
-// window's ids and its targets' ids in, each target's surprisal, entropy, rank and top-k
-// out) run by onnxruntime-web, and the model's tokenizer.json read by ../tokenizer.js.
+// A transformer in the browser: the ONNX graph of ppl_widget/scoring/onnx_export.py (a
+// piece of a window's ids, its targets' ids and the window's key/value cache so far in;
+// each target's surprisal, entropy, rank and top-k and the longer cache out) run by
+// onnxruntime-web, and the model's tokenizer.json read by ../tokenizer.js.
 // The interface is model_api.js's.  onnxruntime-web is not bundled: its ES module and
 // .wasm are files of the page (entry.files.ort_*), imported from the page's folder, so
 // nothing is fetched from elsewhere: the WebGPU build where the browser has WebGPU, else
@@ -77,15 +78,23 @@ export async function load(entry, baseUrl, fetchFn = fetch) {
   const graphTopK = settings.graph_top_k ?? 0;
   const vocabSize = settings.vocab_size;
 
-  async function scoreWindow(inputIds, nTargets, topK, targetIds) {
+  // the key/value cache (graph version 2): past_* in, present_* out, (1, heads, n, dim)
+  const pastNames = session.inputNames.filter((n) => n.startsWith("past_"));
+  const kv = settings.kv_cache;
+  const emptyPast = () => ({ length: 0, tensors: pastNames.map(() => new ort.Tensor("float32", new Float32Array(0), [1, kv.heads, 0, kv.head_dim])) });
+
+  async function scorePiece(newIds, past, nTargets, topK, targetIds) {
     if (!targetIds || targetIds.length !== nTargets) {
-      throw new Error(`model "${entry.name}": scoreWindow needs the ${nTargets} target ids (the last one follows the inputs)`);
+      throw new Error(`model "${entry.name}": scorePiece needs the ${nTargets} target ids (the last one follows the inputs)`);
     }
     const k = Math.min(topK, vocabSize);
     if (k > graphTopK) {
       throw new Error(`model "${entry.name}" was exported with ${graphTopK} alternatives per token; top_k=${topK} asks for more (export_onnx_model(..., top_k=${topK}))`);
     }
-    const out = await session.run({ input_ids: int64(ort, inputIds), target_ids: int64(ort, targetIds) });
+    const feeds = { input_ids: int64(ort, newIds), target_ids: int64(ort, targetIds) };
+    const cache = pastNames.length ? past || emptyPast() : null;
+    pastNames.forEach((n, i) => (feeds[n] = cache.tensors[i]));
+    const out = await session.run(feeds);
     const rows = out.surprisal.data.length;
     if (rows !== nTargets) throw new Error(`model "${entry.name}": the graph gave ${rows} rows for ${nTargets} targets`);
     const topkIds = new Int32Array(nTargets * k);
@@ -97,15 +106,31 @@ export async function load(entry, baseUrl, fetchFn = fetch) {
         topkProbs[r * k + j] = probs[r * graphTopK + j];
       }
     }
-    const result = {
+    const scores = {
       surprisal: Float64Array.from(out.surprisal.data),
       entropy: Float64Array.from(out.entropy.data),
       rank: Int32Array.from(out.rank.data, Number),
       topkIds, topkProbs,
     };
-    for (const t of Object.values(out)) t.dispose?.();
-    return result;
+    const present = pastNames.map((n) => out[n.replace("past_", "present_")]);
+    for (const [name, t] of Object.entries(out)) if (!name.startsWith("present_")) t.dispose?.();
+    return { scores, past: cache ? { length: cache.length + newIds.length, tensors: present } : null };
   }
+
+  /** The cache of its first n positions (a window's unchanged start). */
+  function truncatePast(past, n) {
+    const tensors = past.tensors.map((t) => {
+      const [, heads, len, dim] = t.dims;
+      const data = new Float32Array(heads * n * dim);
+      for (let h = 0; h < heads; h++) data.set(t.data.subarray(h * len * dim, h * len * dim + n * dim), h * n * dim);
+      return new ort.Tensor("float32", data, [1, heads, n, dim]);
+    });
+    return { length: n, tensors };
+  }
+
+  const scoreWindow = async (inputIds, nTargets, topK, targetIds) => (await scorePiece(inputIds, null, nTargets, topK, targetIds)).scores;
+  // a page exported before the cache (graph version 1) runs whole windows
+  const withCache = pastNames.length && kv ? { scorePiece, truncatePast } : {};
 
   return {
     name: entry.name,
@@ -120,5 +145,6 @@ export async function load(entry, baseUrl, fetchFn = fetch) {
     tokenize: (text) => tokenizer.encode(text),
     decode: (id) => tokenizer.decode(id),
     scoreWindow,
+    ...withCache,
   };
 }
