@@ -25,6 +25,7 @@ from ..core.validation import as_count
 from ..core.windows import Window
 from .context import Context, check_context
 from .forward import joined_arrays, shifted_softmax
+from .model_kind import ScoringModel
 from .models import LoadedModel, as_loaded
 from .prepare import keep_scored, prepare
 from .progress import CancelFlag, ScoringError
@@ -235,11 +236,16 @@ def divergence(text: str, base: Any, other: Any, *, max_length: int | None = Non
 
 
 def _loaded(model: Any, device: Any, dtype: Any) -> LoadedModel:
-    lm = model if isinstance(model, LoadedModel) else None
+    lm = model if isinstance(model, ScoringModel) else None
     if lm is None:
         from .models import load_model
 
         lm = as_loaded(None) if model is None else load_model(model, device=device, dtype=dtype)
+    if not isinstance(lm, LoadedModel):
+        raise ValueError(f"divergence() needs each model's whole distribution (KL over the "
+                         f"vocabulary), which {lm.name} does not give (a vLLM server returns "
+                         "at most its --max-logprobs top tokens): load the model itself, "
+                         "load_model(path)")
     return lm
 
 
