@@ -59,6 +59,7 @@ class VllmModel:
         self.transport, self.served_model, self.tokenizer = transport, served_model, tokenizer
         self.max_model_len, self.dtype = int(max_model_len), dtype
         self.name = f"{served_model} (vLLM, {where})"
+        self.where = f"vLLM {where}"  # what a corpus run's throughput report names
         self.device = torch.device("cpu")
         self.max_in_flight = max_in_flight
         # score_corpus scores this many documents at once (their windows share the pool)

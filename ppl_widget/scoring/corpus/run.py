@@ -215,7 +215,8 @@ class CorpusRun:
     def _report(self) -> None:
         """Each rank's throughput, gathered; rank 0 prints it."""
         mine = self.progress.summary()
-        mine.update(device=str(self.lm.device), dtype=self.settings["dtype"],
+        where = getattr(self.lm, "where", None) or str(self.lm.device)  # a server: its URL
+        mine.update(device=where, dtype=self.settings["dtype"],
                     compiled=self.compiled.active, peak_tflops=math.nan)
         if self.flop_shape is not None and mine["tokens"]:
             mine["peak_tflops"] = matmul_peak(self.lm.device, self.lm.dtype)
