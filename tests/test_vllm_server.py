@@ -118,7 +118,7 @@ def test_minimal_pairs_and_word_lists_equal_the_local_numbers(served, default_lm
 
 
 def test_a_text_longer_than_the_servers_length_scores_in_windows_that_fit(served, default_lm):
-    text = prose()
+    text = prose(4)
     assert served.context_length == MAX_MODEL_LEN - 2
     res = score(text, served)  # the default window: the server's whole length
     assert res.settings["max_length"] == MAX_MODEL_LEN - 2
