@@ -236,18 +236,20 @@ def divergence(text: str, base: Any, other: Any, *, max_length: int | None = Non
 
 
 def _loaded(model: Any, device: Any, dtype: Any) -> LoadedModel:
+    if model is None or not isinstance(model, ScoringModel):
+        from .models import load_model
+
+        model = as_loaded(None) if model is None else load_model(model, device=device,
+                                                                 dtype=dtype)
     if isinstance(model, LoadedModel):
         return model
-    if isinstance(model, ScoringModel):  # an NGramModel or another kind: no shared vocabulary
-        raise TypeError(
-            f"divergence() compares two transformer models over one vocabulary (a model and "
-            f"its quantized copy, a fine-tune); a {type(model).__name__} predicts no "
-            "distribution over that vocabulary. To compare it with another model use "
-            "compare(text, [base, other]), which compares perplexity per word, character "
-            "or byte")
-    from .models import load_model
-
-    return as_loaded(None) if model is None else load_model(model, device=device, dtype=dtype)
+    # an NGramModel, a vLLM server or another kind: no whole distribution over one vocabulary
+    raise TypeError(
+        f"divergence() compares two models' whole distributions over one vocabulary (a model "
+        f"and its quantized copy, a fine-tune); {model.name} ({type(model).__name__}) gives "
+        "none (an n-gram model has its own vocabulary; a vLLM server returns at most its "
+        "--max-logprobs top tokens). Load the transformer itself, load_model(path), or "
+        "compare perplexity per word, character or byte with compare(text, [base, other])")
 
 
 def _labels(base: LoadedModel, other: LoadedModel, labels: Any) -> tuple[str, str]:

@@ -117,7 +117,8 @@ def check_causal(model: Any) -> None:
 
 def load_model(spec: Any = None, *, device: str | Any = "auto", dtype: str | Any = "auto",
                trust_remote_code: bool = False, device_map: Any = None,
-               progress: LoadProgress | None = None) -> LoadedModel:
+               progress: LoadProgress | None = None, served_model: str | None = None,
+               tokenizer: Any = None) -> Any:
     """Load a causal LM and its tokenizer for scoring.
 
     ``spec``: ``None`` (the embedded SmolLM2-135M-Instruct), a Hub id or local
@@ -139,7 +140,25 @@ def load_model(spec: Any = None, *, device: str | Any = "auto", dtype: str | Any
     Without one, that preparation shows one line (``load_progress.FirstLoadLine``: an
     output line in a notebook, else stderr).  Later loads print nothing and call it not
     at all.
+
+    A model served by vLLM: ``spec`` an OpenAI-compatible server's URL
+    (``"http://HOST:PORT/v1"``; ``served_model=`` where it serves several; its API key
+    from ``$VLLM_API_KEY`` or ``$OPENAI_API_KEY``) or an offline ``vllm.LLM``; the model's
+    own tokenizer is loaded here (``tokenizer=``: a folder, Hub id or tokenizer; default
+    the served model's path).  Returns a ``vllm_model.VllmModel`` (docs/vllm.md;
+    ``vllm_model.load_vllm`` takes more options).
     """
+    from .vllm_model import is_server_url, is_vllm_engine, load_vllm
+
+    if is_server_url(spec) or is_vllm_engine(spec):
+        if device_map is not None or device != "auto":
+            raise ModelSettingError("device= and device_map= are the vLLM server's to choose "
+                                    "(--tensor-parallel-size and others, docs/vllm.md)")
+        return load_vllm(spec, served_model=served_model, tokenizer=tokenizer,
+                         dtype=None if dtype == "auto" else str(dtype))
+    if served_model is not None or tokenizer is not None:
+        raise ModelSettingError("served_model= and tokenizer= are for a model served by vLLM "
+                                "(a server URL or a vllm.LLM)")
     line = FirstLoadLine() if progress is None else None
     try:
         return _load_model(spec, device, dtype, trust_remote_code, device_map,
@@ -232,7 +251,8 @@ def _gguf_file(spec: str) -> Path | None:
 def _spec_type_error(spec: Any) -> ModelTypeError:
     """What ``load_model`` and ``load_tokenizer`` say of a spec of no kind they take."""
     return ModelTypeError("model must be None, a model id or path, a .gguf path, a (model, "
-                          f"tokenizer) pair or a LoadedModel; got {type(spec).__name__}")
+                          "tokenizer) pair, a LoadedModel, a vLLM server's URL or a vllm.LLM; "
+                          f"got {type(spec).__name__}")
 
 
 def load_tokenizer(spec: Any = None, *, trust_remote_code: bool = False) -> Any:
@@ -279,7 +299,7 @@ def as_loaded(lm: Any, progress: LoadProgress | None = None) -> Any:
     notebook's Run All) wait for that one load and share it.  ``progress``: as for
     ``load_model`` (the caller that starts the load hears it)."""
     global _default_model
-    if isinstance(lm, ScoringModel):  # a LoadedModel, an NGramModel or another kind
+    if isinstance(lm, ScoringModel):  # a LoadedModel, an NGramModel, a VllmModel
         return lm
     if lm is None:
         with _load_lock:

@@ -16,6 +16,7 @@ import os
 import sys
 import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TextIO
 
 import numpy as np
@@ -214,7 +215,8 @@ class CorpusRun:
     def _report(self) -> None:
         """Each rank's throughput, gathered; rank 0 prints it."""
         mine = self.progress.summary()
-        mine.update(device=str(self.lm.device), dtype=self.settings["dtype"],
+        where = getattr(self.lm, "where", None) or str(self.lm.device)  # a server: its URL
+        mine.update(device=where, dtype=self.settings["dtype"],
                     compiled=self.compiled.active, peak_tflops=math.nan)
         if self.flop_shape is not None and mine["tokens"]:
             mine["peak_tflops"] = matmul_peak(self.lm.device, self.lm.dtype)
@@ -254,11 +256,20 @@ class CorpusRun:
         GPU in the writer's thread, while the next chunk scores)."""
         t0 = time.perf_counter()
         if preps is None:
-            results = [score(t, self.lm, max_length=self.max_length, stride=self.stride,
+            def one(item: tuple[str, Any]) -> ScoreResult:
+                return score(item[0], self.lm, max_length=self.max_length, stride=self.stride,
                              prefix=self.prefix, add_eos=self.add_eos, top_k=self.top_k,
-                             batch_size=self.batch_size, words=self.words, context=c,
+                             batch_size=self.batch_size, words=self.words, context=item[1],
                              protocol=self.protocol)
-                       for t, c in items]
+
+            # a kind that serves requests concurrently (a vLLM server) scores several
+            # documents at once: their windows are in flight together
+            workers = min(len(items), int(getattr(self.lm, "concurrent_documents", 1)))
+            if workers > 1:
+                with ThreadPoolExecutor(workers, thread_name_prefix="ppl-widget-doc") as pool:
+                    results = list(pool.map(one, items))
+            else:
+                results = [one(item) for item in items]
             self.progress.update(len(results), sum(len(r) for r in results))
             rows = [(i, self.docs.ids[i], r) for i, r in zip(indices, results, strict=True)]
             return lambda: rows
