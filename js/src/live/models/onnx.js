@@ -33,7 +33,9 @@ async function loadRuntime(entry, baseUrl, useGpu) {
   ort.env.wasm.wasmPaths = dirOf(url); // the .mjs glue and .wasm beside it
   const isolated = typeof self !== "undefined" && self.crossOriginIsolated;
   const cores = (typeof navigator !== "undefined" && navigator.hardwareConcurrency) || 1;
-  ort.env.wasm.numThreads = isolated ? Math.min(4, cores) : 1; // threads need SharedArrayBuffer
+  // every core where the page is cross-origin isolated (the host's COOP/COEP headers, or
+  // the page's coi-serviceworker): threads need SharedArrayBuffer
+  ort.env.wasm.numThreads = isolated ? cores : 1;
   ort.env.wasm.proxy = false; // already off the page's thread, in the worker
   ort.env.logLevel = "error"; // not its start-up warnings (an unknown CPU vendor) in the console
   return ort;
@@ -62,7 +64,8 @@ export async function load(entry, baseUrl, fetchFn = fetch) {
   if (wantGpu) {
     try {
       ort = await loadRuntime(entry, baseUrl, true);
-      session = await ort.InferenceSession.create(new Uint8Array(bytes), { executionProviders: ["webgpu"] });
+      // WebGPU, and WASM in the same build for what WebGPU lacks
+      session = await ort.InferenceSession.create(new Uint8Array(bytes), { executionProviders: ["webgpu", "wasm"] });
       device = "webgpu";
     } catch (err) {
       session = null; // no adapter, an op WebGPU lacks: the WASM build below
