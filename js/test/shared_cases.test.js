@@ -150,3 +150,24 @@ test("text units: whitespace is Python's str.isspace(), not JS's \\s", () => {
   assert.deepEqual(got, py);
   assert.ok(!isPySpace(0xfeff) && /\s/.test("\ufeff")); // JS's \s has it, Python's has not
 });
+
+// ---- sentences: pysbd's spans (tests/cases/sentence_cases.py) and the page's port ----
+import { sentenceSpans } from "../src/live/sentences.js";
+
+const SENTENCES = load("sentences.json");
+
+test("sentences: the page's segmenter gives pysbd's spans on every listed text", () => {
+  const bad = [];
+  for (const c of SENTENCES.filter((row) => !row.differs)) {
+    const got = Array.from(sentenceSpans(c.text));
+    if (JSON.stringify(got) !== JSON.stringify(c.spans16.flat())) bad.push(`${JSON.stringify(c.text.slice(0, 80))}: ${got} want ${c.spans16.flat()}`);
+  }
+  assert.deepEqual(bad, []);
+  assert.ok(SENTENCES.length > 60);
+});
+
+test("sentences: the known differences from pysbd still differ (docs/live-transformer.md lists them)", () => {
+  const differs = SENTENCES.filter((row) => row.differs);
+  assert.ok(differs.length >= 1);
+  for (const c of differs) assert.notDeepEqual(Array.from(sentenceSpans(c.text)), c.spans16.flat(), c.text);
+});

@@ -7,12 +7,12 @@
 import { CHUNK_FIELDS, MSG_CHUNK, MSG_DONE, MSG_RESET } from "../protocol.js";
 import { metricsFromSums } from "../metrics.js";
 import { checkScores, checkTokens } from "./model_api.js";
+import { sentenceSpans } from "./sentences.js";
 import { assignTokens, partitionOffsets, TextUnits, wordSpans } from "./text_units.js";
 import { checkWindowSettings, defaultStride, planWindows } from "./windows.js";
 
 export const DEFAULT_TOP_K = 5;
 export const CHUNK_MAX = 256; // tokens per chunk message
-const SENTENCE_NOTE = "sentences need the kernel (pysbd): the live page has tokens and words";
 
 /**
  * The run's settings, checked by the widget's rules: {max_length, stride, prefix ("bos" |
@@ -70,7 +70,10 @@ export function layOut(model, text, { prefix = "bos", addEos = false } = {}) {
   // the word level (core/levels.py's rule over the default words, runs of non-whitespace)
   const words = wordSpans(text);
   const word = assignTokens(text, start16, end16, words, isEos);
-  return { sequence, firstTarget: Math.max(1, head.length), start16, end16, units: tunits, nTargets: n + eos, nUnscored, words, word };
+  // the sentence level: pysbd's sentences (sentences.js, its rules in JS), the same rule
+  const sentences = sentenceSpans(text);
+  const sentence = assignTokens(text, start16, end16, sentences, isEos);
+  return { sequence, firstTarget: Math.max(1, head.length), start16, end16, units: tunits, nTargets: n + eos, nUnscored, words, word, sentences, sentence };
 }
 
 /** The settings trait ("Scored with") of a run, as result_settings words it. */
@@ -113,9 +116,16 @@ export async function* scoreText(model, text, settings, runId, isCancelled = () 
     wordStart[u] = lay.words[2 * u];
     wordEnd[u] = lay.words[2 * u + 1];
   }
-  const levels = { word: nWords, sentence: null };
-  const spanBuffers = [wordStart.buffer, wordEnd.buffer, new ArrayBuffer(0), new ArrayBuffer(0)];
-  yield [{ type: MSG_RESET, run_id: runId, total_tokens: total, top_k: st.topK, levels, level_notes: { sentence: SENTENCE_NOTE } }, spanBuffers];
+  const nSentences = lay.sentences.length >> 1;
+  const sentenceStart = new Int32Array(nSentences);
+  const sentenceEnd = new Int32Array(nSentences);
+  for (let u = 0; u < nSentences; u++) {
+    sentenceStart[u] = lay.sentences[2 * u];
+    sentenceEnd[u] = lay.sentences[2 * u + 1];
+  }
+  const levels = { word: nWords, sentence: nSentences };
+  const spanBuffers = [wordStart.buffer, wordEnd.buffer, sentenceStart.buffer, sentenceEnd.buffer];
+  yield [{ type: MSG_RESET, run_id: runId, total_tokens: total, top_k: st.topK, levels }, spanBuffers];
   const sent = new Set();
   const sums = { nats: 0, tokens: 0, words: 0, chars: 0, bytes: 0 };
   const t0 = performance.now();
@@ -175,7 +185,7 @@ function chunkFields(lay, start, a, n, targets, s, w, k) {
     topk_ids: Int32Array.from(s.topkIds.subarray(a * k, (a + n) * k)),
     topk_probs: Float32Array.from(s.topkProbs.subarray(a * k, (a + n) * k)),
     word: lay.word.slice(start, start + n),
-    sentence: new Int32Array(n).fill(-1),
+    sentence: lay.sentence.slice(start, start + n),
     bow_prob: new Float32Array(n).fill(NaN),
     context_gain: new Float32Array(n).fill(NaN),
   };
