@@ -189,3 +189,54 @@ def test_missing_transformer_file_is_named_and_bigram_keeps_working(browser, tmp
         context.close()
     finally:
         server.shutdown()
+
+
+def test_sentence_level_matches_python(browser, site):
+    # the page's sentences (a JS port of pysbd's rules) give each token score()'s sentence
+    from ppl_widget.core.levels import assign_tokens
+    from ppl_widget.core.sentences import sentence_spans
+
+    url, paths, bigram, transformer = site
+    context, pg = open_page(browser, url)
+    pg.wait_for_function("() => window.crossOriginIsolated === true", timeout=20_000)
+    text = "Dr. Smith sat on the mat. the dog saw a cat! Did the fox jump?"
+    wait_done(pg, bigram.name)
+    pg.evaluate("t => { const l = document.querySelector('#pplv').pplwLive; "
+                "l.model.set('text', t); l.model.save_changes(); }", text)
+    pg.wait_for_function(LIVE + f"l.model.get('text') === {text!r}; }}")
+    wait_done(pg, bigram.name)
+    got = pg.evaluate(LIVE + "Array.from(l.view.store.sentence.slice(0, l.view.store.length)); }")
+    res = score(text, bigram, top_k=5)
+    assert got == assign_tokens(text, res.offsets, sentence_spans(text)).tolist()
+    assert max(got) == 2
+    sentences = res.to_frame("sentence")
+    pg.select_option(".pplw-toolbar select >> nth=0", "sentence")
+    pg.locator(".pplw-tok").first.hover()
+    tip = pg.locator(".pplw-tooltip")
+    tip.wait_for(state="visible")
+    assert f"{sentences['surprisal_bits'].iloc[0]:.2f} bits" in tip.inner_text()
+    ARTIFACTS.mkdir(exist_ok=True)
+    pg.screenshot(path=str(ARTIFACTS / "live-sentences-light.png"), full_page=True)
+    context.close()
+
+
+def test_bench_course_page_smoke(tmp_path):
+    # benchmarks/bench_course_page.py --smoke in its own process: every figure printed
+    import json
+    import subprocess
+    import sys
+
+    from .conftest import ROOT
+
+    pytest.importorskip("onnxruntime")
+    out = tmp_path / "r.json"
+    proc = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "bench_course_page.py"),
+                           "--smoke", "--out", str(out)], capture_output=True, text=True,
+                          timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "first window" in proc.stdout and "score() in torch" in proc.stdout
+    r = json.loads(out.read_text())
+    assert r["transformer_requests_before_pick"] == 0 and r["outside_requests"] == []
+    assert r["frame_isolated"] is True
+    assert r["navigation_to_first_colours_ms"] > 0 and len(r["bigram_edit_ms"]) == 2
+    assert r["cold_fetch_ms"] >= 0 and r["cold_session_ms"] > 0 and r["cold_first_window_ms"] > 0
