@@ -109,21 +109,9 @@ export async function* scoreText(model, text, settings, runId, isCancelled = () 
   const windows = planWindows(lay.sequence.length, st.maxLength, st.stride, { firstTarget: lay.firstTarget, prefixEveryWindow: st.prefixEveryWindow });
   const total = lay.nTargets;
   yield [{ type: MSG_SETTINGS, run_id: runId, settings: settingsTrait(model, st, lay) }, []];
-  const nWords = lay.words.length >> 1;
-  const wordStart = new Int32Array(nWords);
-  const wordEnd = new Int32Array(nWords);
-  for (let u = 0; u < nWords; u++) {
-    wordStart[u] = lay.words[2 * u];
-    wordEnd[u] = lay.words[2 * u + 1];
-  }
-  const nSentences = lay.sentences.length >> 1;
-  const sentenceStart = new Int32Array(nSentences);
-  const sentenceEnd = new Int32Array(nSentences);
-  for (let u = 0; u < nSentences; u++) {
-    sentenceStart[u] = lay.sentences[2 * u];
-    sentenceEnd[u] = lay.sentences[2 * u + 1];
-  }
-  const levels = { word: nWords, sentence: nSentences };
+  const [wordStart, wordEnd] = startsAndEnds(lay.words);
+  const [sentenceStart, sentenceEnd] = startsAndEnds(lay.sentences);
+  const levels = { word: wordStart.length, sentence: sentenceStart.length };
   const spanBuffers = [wordStart.buffer, wordEnd.buffer, sentenceStart.buffer, sentenceEnd.buffer];
   yield [{ type: MSG_RESET, run_id: runId, total_tokens: total, top_k: st.topK, levels }, spanBuffers];
   const sent = new Set();
@@ -167,6 +155,18 @@ export async function* scoreText(model, text, settings, runId, isCancelled = () 
     }
   }
   yield [{ type: MSG_DONE, run_id: runId, partial: false, metrics: metricsFromSums(sums) }, []];
+}
+
+/** Spans (2 per unit) as the reset message's two arrays: starts, ends. */
+function startsAndEnds(spans) {
+  const n = spans.length >> 1;
+  const starts = new Int32Array(n);
+  const ends = new Int32Array(n);
+  for (let u = 0; u < n; u++) {
+    starts[u] = spans[2 * u];
+    ends[u] = spans[2 * u + 1];
+  }
+  return [starts, ends];
 }
 
 /** The chunk fields of targets [a, a + n) of a window's scores (the run's tokens from start). */
