@@ -88,9 +88,10 @@ DIFFERS = [
     "Go.. Now.",
 ]
 
-#: real prose and markdown: every paragraph of these files
+#: real prose: every paragraph of these files (fixed texts: a table that changed with the
+#: docs would go stale)
 FILES = ["examples/course_site/corpus.txt", "benchmarks/texts/kld_prose.txt",
-         "benchmarks/texts/kld_story.txt", "docs/architecture.md"]
+         "benchmarks/texts/kld_story.txt"]
 
 
 def _spans16(text: str) -> list[list[int]]:
