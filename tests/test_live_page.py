@@ -37,7 +37,8 @@ def test_folder_and_manifest(tmp_path, bigram):
     text = "the cat </script><img src=x onerror=alert(1)> sat"
     out = export_live_page(tmp_path / "site", [bigram, FakeKind()], text=text,
                            title="A <live> page", stride=128)
-    for name in ("index.html", "live.js", "live_worker.js", "widget.css", "manifest.json"):
+    for name in ("index.html", "live.js", "live_worker.js", "widget.css", "manifest.json",
+                 "coi-serviceworker.js"):
         assert (out / name).is_file(), name
     manifest = json.loads((out / "manifest.json").read_text(encoding="utf-8"))
     assert manifest["text"] == text and manifest["format"] == "ppl-widget-live"
@@ -53,6 +54,8 @@ def test_folder_and_manifest(tmp_path, bigram):
     assert fake["bytes"] == 5
     page = (out / "index.html").read_text(encoding="utf-8")
     assert "A &lt;live&gt; page" in page and "<img" not in page and "connect-src 'self'" in page
+    # the service worker that gives cross-origin isolation loads before the page's module
+    assert page.index('src="coi-serviceworker.js"') < page.index('src="live.js"')
 
 
 def test_names_and_subfolders_stay_apart(tmp_path, bigram):

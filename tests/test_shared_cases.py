@@ -149,3 +149,22 @@ def test_reuse_cases_cover_the_edits_and_keep_only_windows_before_the_change() -
             assert want["tokens"] <= want["changed"]
         else:
             assert want["tokens"] == 0
+# ---- the live page's sentences (tests/cases/sentence_cases.py): js/src/live/sentences.js --
+SENTENCES = json.loads((CASES / "sentences.json").read_text(encoding="utf-8"))
+
+
+def test_the_sentence_table_is_the_one_generate_writes() -> None:
+    assert json.loads(json.dumps(generate.json_safe(generate.sentence_cases()))) == SENTENCES
+
+
+def test_sentence_cases_are_pysbds_spans() -> None:
+    from ppl_widget.core.sentences import sentence_spans
+
+    assert len(SENTENCES) > 60 and any(c.get("differs") for c in SENTENCES)
+    for c in SENTENCES:
+        text = c["text"]
+        units16 = [len(text[:i].encode("utf-16-le")) // 2 for i in range(len(text) + 1)]
+        want = [[units16[a], units16[b]] for a, b in sentence_spans(text).tolist()]
+        assert c["spans16"] == want, text
+    # the table holds texts beyond the BMP (UTF-16 offsets differ from code points)
+    assert any(len(c["text"].encode("utf-16-le")) // 2 > len(c["text"]) for c in SENTENCES)

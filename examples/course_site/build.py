@@ -10,8 +10,11 @@ into a Jupyter Book's static files unchanged where the build can reach its theme
     python examples/course_site/build.py [--out DIR] [--frozen-model default|bigram]
                                          [--transformer fp32|int8|q4]
 
-Writes ``DIR/index.html`` (the lesson), ``DIR/live/`` (export_live_page) and
-``DIR/frozen.html`` (ScoreResult.to_html).
+Writes ``DIR/index.html`` (the lesson), ``DIR/live/`` (export_live_page),
+``DIR/frozen.html`` (ScoreResult.to_html) and ``DIR/coi-serviceworker.js`` (cross-origin
+isolation on a host that sends no COOP/COEP headers: threads for a transformer).  The live
+page lists its models with their sizes; a transformer is downloaded only when the reader
+picks it.
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ LESSON = """\
 <html lang="en"><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>Surprisal, live</title>
+<script src="coi-serviceworker.js"></script>
 <style>
 :root {{ color-scheme: light dark; --fg: #1f1f1f; --bg: #ffffff; --muted: #555; --rule: #ddd; }}
 @media (prefers-color-scheme: dark) {{
@@ -89,12 +93,20 @@ def frozen_result(which: str, sentences: list[str]) -> Any:
     return score(TEXT, lm)
 
 
-def build(out: Path, frozen_model: str = "default", transformer: str | None = None) -> Path:
+def build(out: Path, frozen_model: str = "default", transformer: str | None = None,
+          more_models: list[Any] | None = None) -> Path:
+    """The site in ``out``; ``more_models``: other models for the live page's menu after the
+    bigram (``export_live_page``'s kinds), instead of ``transformer``'s."""
+    import shutil
+
     from ppl_widget import export_live_page
 
     sentences = (HERE / "corpus.txt").read_text(encoding="utf-8").splitlines()
-    models = live_models(sentences, transformer)
+    models = live_models(sentences, None if more_models else transformer) + (more_models or [])
     export_live_page(out / "live", models, text=TEXT, title="Type here: surprisal, live")
+    # the lesson too is made cross-origin isolated by the service worker (a frame is
+    # isolated only inside an isolated page): the live page's transformer gets its threads
+    shutil.copyfile(out / "live" / "coi-serviceworker.js", out / "coi-serviceworker.js")
     frozen = frozen_result(frozen_model, sentences)
     frozen.to_html(out / "frozen.html")
     more = "".join(f"; the menu above it also has <strong>{html.escape(m.name)}</strong>"

@@ -10,7 +10,8 @@ export const DEBOUNCE_MS = 400;
 /**
  * Calls `send(value)` once typing has paused for `wait` ms (the latest value
  * only); `flush()` sends a pending value at once, `cancel()` drops it.
- * `clock` ({setTimeout, clearTimeout}) is injectable for tests.
+ * `wait` can be changed (the live page fits it to its model's cost).  `clock`
+ * ({setTimeout, clearTimeout}) is injectable for tests.
  */
 export function debounced(send, wait = DEBOUNCE_MS, clock = globalThis) {
   let timer = null;
@@ -39,6 +40,12 @@ export function debounced(send, wait = DEBOUNCE_MS, clock = globalThis) {
     },
     get pending() {
       return timer !== null;
+    },
+    get wait() {
+      return wait;
+    },
+    set wait(ms) {
+      wait = ms;
     },
   };
 }

@@ -66,3 +66,16 @@ test("the note says how many tokens the last edit scored again", () => {
   assert.equal(TextEditor.rescoredNote({}, 2000), null); // a first run
   assert.equal(TextEditor.rescoredNote(null, 5), null);
 });
+
+test("the wait can change between pauses (the live page fits it to its model)", () => {
+  const clock = fakeClock();
+  const sent = [];
+  const d = debounced((v) => sent.push(v), 400, clock);
+  assert.equal(d.wait, 400);
+  d.wait = 150;
+  d.push("a");
+  clock.advance(149);
+  assert.deepEqual(sent, []);
+  clock.advance(1);
+  assert.deepEqual(sent, ["a"]);
+});

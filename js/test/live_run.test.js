@@ -262,3 +262,17 @@ test("a window runs in pieces; a run stopped between two pieces is picked up by 
   assert.equal(more[0].start, PIECE_TOKENS); // from the stopped run's cache
   assert.ok(more.every((c) => c.n <= PIECE_TOKENS) && more.length === Math.ceil((101 - PIECE_TOKENS) / PIECE_TOKENS));
 });
+
+test("the sentence level: the reset carries pysbd-like sentence spans, each token its sentence", async () => {
+  const text = "Dr. Smith came. He left!";
+  const msgs = await collect(standIn(), text, { max_length: 8, stride: 4, top_k: 1, add_eos: true });
+  const [reset, buffers] = msgs.find(([m]) => m.type === MSG_RESET);
+  assert.deepEqual(reset.levels, { word: 5, sentence: 2 });
+  assert.equal(reset.level_notes, undefined); // no "sentences need the kernel" note any more
+  assert.deepEqual([...new Int32Array(buffers[2])], [0, 16]);
+  assert.deepEqual([...new Int32Array(buffers[3])], [15, 24]);
+  const sentence = msgs.filter(([m]) => m.type === MSG_CHUNK).flatMap(([m, b]) => [...decodeChunk(m, b).fields.sentence]);
+  // core/levels' rule: the space between the sentences goes with the next one; EOS with none
+  const want = [...text].map((_, i) => (i < 15 ? 0 : 1));
+  assert.deepEqual(sentence, [...want, -1]);
+});

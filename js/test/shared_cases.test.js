@@ -185,3 +185,24 @@ test("reuse: planReuse keeps the windows and tokens Python's plan_reuse keeps, o
   assert.ok(REUSE.length >= 20 && REUSE.some((c) => c.expected.windows > 0) && REUSE.some((c) => c.expected.windows === 0));
   assert.deepEqual(bad, []);
 });
+
+// ---- sentences: pysbd's spans (tests/cases/sentence_cases.py) and the page's port ----
+import { sentenceSpans } from "../src/live/sentences.js";
+
+const SENTENCES = load("sentences.json");
+
+test("sentences: the page's segmenter gives pysbd's spans on every listed text", () => {
+  const bad = [];
+  for (const c of SENTENCES.filter((row) => !row.differs)) {
+    const got = Array.from(sentenceSpans(c.text));
+    if (JSON.stringify(got) !== JSON.stringify(c.spans16.flat())) bad.push(`${JSON.stringify(c.text.slice(0, 80))}: ${got} want ${c.spans16.flat()}`);
+  }
+  assert.deepEqual(bad, []);
+  assert.ok(SENTENCES.length > 60);
+});
+
+test("sentences: the known differences from pysbd still differ (docs/live-transformer.md lists them)", () => {
+  const differs = SENTENCES.filter((row) => row.differs);
+  assert.ok(differs.length >= 1);
+  for (const c of differs) assert.notDeepEqual(Array.from(sentenceSpans(c.text)), c.spans16.flat(), c.text);
+});

@@ -3,10 +3,12 @@ browser.
 
 ``export_live_page(folder, models=[...], text=...)`` writes ``index.html``, the front-end
 bundles (``live.js``, the page; ``live_worker.js``, the Web Worker that scores), the
-widget's CSS, one subfolder of files per model and ``manifest.json``, which lists the
-models as ``{name, kind, files, settings, bytes}``.  Any static host serves the folder
-(``python -m http.server``, GitHub Pages, a course site); the page fetches nothing from
-outside it (its Content-Security-Policy says so to the browser too).
+widget's CSS, ``coi-serviceworker.js`` (a service worker that gives the page cross-origin
+isolation, so WASM threads, on hosts that send no COOP/COEP headers), one subfolder of
+files per model and ``manifest.json``, which lists the models as ``{name, kind, files,
+settings, bytes}``.  Any static host serves the folder (``python -m http.server``, GitHub
+Pages, a course site); the page fetches nothing from outside it (its
+Content-Security-Policy says so to the browser too).
 
 A model goes into the page in one of two ways: an ``NGramModel`` (its counts, as
 ``scoring/ngram_export.py`` writes them; ``js/src/live/models/ngram.js`` scores them), or
@@ -31,7 +33,10 @@ from .assets import bundle_path
 
 FORMAT = "ppl-widget-live"
 #: the built files the page loads, copied beside index.html
-PAGE_FILES = ("live.js", "live_worker.js", "widget.css")
+PAGE_FILES = ("live.js", "live_worker.js", "widget.css", "coi-serviceworker.js")
+#: the service worker (coi-serviceworker) that makes the page cross-origin isolated where
+#: the host sends no COOP/COEP headers: onnxruntime-web's threads need SharedArrayBuffer
+COI_WORKER = "coi-serviceworker.js"
 #: no request leaves the folder ('wasm-unsafe-eval': a WebAssembly model kind needs it)
 _CSP = ("default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; worker-src 'self' blob:; "
         "connect-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; "
@@ -43,6 +48,8 @@ body { margin: 16px; background: #ffffff; color: #1f1f1f; font: 14px/1.4 system-
 .pplv-bar { display: flex; flex-wrap: wrap; gap: 4px 16px; align-items: baseline; margin: 0 0 8px; }
 .pplv-notes { list-style: none; margin: 0; padding: 0; font-size: 12px; opacity: .8; }
 .pplv-notes li { display: inline; margin-right: 12px; }
+.pplv-loading { font-size: 12px; }
+.pplv-loading progress { width: 160px; vertical-align: middle; }
 .pplv-bad, .pplv-error { color: #b00020; }
 @media (prefers-color-scheme: dark) { .pplv-bad, .pplv-error { color: #ff8a80; } }
 """
@@ -99,6 +106,8 @@ def page_html(title: str) -> str:
             f"<style>{_PAGE_CSS}</style></head><body>"
             f"<h1 class=\"pplv-title\" style=\"font-size:18px\">{html.escape(title)}</h1>"
             '<div id="pplv"><noscript>This page scores text with JavaScript.</noscript></div>'
+            # before the page's module: it registers itself and reloads the page once
+            f'<script src="{COI_WORKER}"></script>'
             '<script type="module" src="live.js"></script></body></html>\n')
 
 

@@ -1,6 +1,6 @@
 """Write the shared cases (token_ranges.json, metrics.json, and the live page's
 windows.json, text_units.json, ngram.json, log.json: live_cases.py; reuse.json:
-reuse_cases.py) that the Python
+reuse_cases.py; sentences.json: sentence_cases.py) that the Python
 (tests/test_shared_cases.py) and the front end (js/test/shared_cases.test.js) both run.
 
 The expected outputs are computed here by the Python rules (core/tokens.tokens_in_span,
@@ -26,9 +26,11 @@ from ppl_widget.core.tokens import tokens_in_span
 try:  # run as a script (python3 tests/cases/generate.py) or imported by the tests
     from live_cases import log_cases, ngram_cases, text_unit_cases, window_cases
     from reuse_cases import reuse_cases
+    from sentence_cases import sentence_cases
 except ImportError:  # pragma: no cover
     from .live_cases import log_cases, ngram_cases, text_unit_cases, window_cases
     from .reuse_cases import reuse_cases
+    from .sentence_cases import sentence_cases
 
 HERE = Path(__file__).parent
 
@@ -127,3 +129,4 @@ if __name__ == "__main__":
     write("ngram.json", ngram_cases())
     write("log.json", log_cases())
     write("reuse.json", reuse_cases())
+    write("sentences.json", sentence_cases())

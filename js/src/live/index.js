@@ -9,6 +9,8 @@ import { PplView } from "../view.js";
 import { StaticModel } from "../static.js";
 import { MSG_CANCEL, MSG_CHUNK, MSG_DONE, MSG_ERROR, MSG_SETTINGS_ERROR, STATUS_CANCELLED, STATUS_DONE, STATUS_ERROR, STATUS_SCORING } from "../protocol.js";
 import { MSG_SETTINGS } from "./run.js";
+import { fittedWait, progressText, sizeText } from "./loading.js";
+import { loadsOnDemand } from "./models/on_demand.js";
 
 /** The anywidget model a PplView reads, backed by the page; its custom messages come from
  * the worker, and a change the view saves (text, window settings) starts a new run. */
@@ -53,10 +55,14 @@ export async function mountLive(box, base = document.baseURI) {
 
   // ---- the page's own controls: which model, and what loaded --------------------------
   const picker = h("select", { class: "pplv-model", attrs: { "aria-label": "Model" } });
-  for (const e of entries) picker.appendChild(h("option", { text: `${e.name} (${e.kind}, ${kB(e.bytes)})`, attrs: { value: e.name } }));
+  for (const e of entries) picker.appendChild(h("option", { text: `${e.name} (${e.kind}, ${sizeText(e.bytes)})`, attrs: { value: e.name } }));
   picker.value = entry.name;
   const notes = h("ul", { class: "pplv-notes", attrs: { "aria-live": "polite" } });
-  const bar = h("div", { class: "pplv-bar" }, h("label", {}, "Model ", picker), notes);
+  // the download of the model being loaded, in MB (the worker streams its files)
+  const meter = h("progress", { class: "pplv-meter", attrs: { max: 1, "aria-label": "Model download" } });
+  const meterText = h("span", { class: "pplv-meter-text" });
+  const loading = h("div", { class: "pplv-loading", attrs: { hidden: true, role: "status" } }, meter, " ", meterText);
+  const bar = h("div", { class: "pplv-bar" }, h("label", {}, "Model ", picker), notes, loading);
   const mount = h("div", { class: "pplv-mount" });
   box.append(bar, mount);
 
@@ -68,8 +74,34 @@ export async function mountLive(box, base = document.baseURI) {
     notes.querySelector(`li[data-model="${CSS.escape(name)}"]`)?.remove();
     notes.appendChild(li);
   };
-  for (const e of entries) note(e.name, "loading…", false);
+  const loads = new Map(); // model name -> {asked, progress, ready, fetch_ms, ready_ms} (ms)
+  /** The reader picked a model the page has not loaded: the worker fetches it now. */
+  const asked = (e) => {
+    if (loads.has(e.name)) return;
+    loads.set(e.name, { asked: performance.now(), ready: null });
+    note(e.name, "loading…", false);
+  };
+  for (const e of entries) {
+    if (loadsOnDemand(e.kind) && e !== entry) note(e.name, `not loaded (${sizeText(e.bytes)}): pick it in the menu to download it`, false);
+    else asked(e);
+  }
+  const showLoading = () => {
+    const l = loads.get(entry.name);
+    const busy = !!l && l.ready === null && !status.has(entry.name) && loadsOnDemand(entry.kind);
+    loading.hidden = !busy;
+    if (!busy) return;
+    const p = l.progress || { loaded: 0, total: null };
+    if (p.total) meter.max = p.total;
+    if (p.total) meter.value = Math.min(p.loaded, p.total);
+    else meter.removeAttribute("value"); // no length: the bar moves without a measure
+    setText(meterText, `${entry.name}: ${progressText(p.loaded, p.total)}`);
+  };
+  const costs = new Map(); // model name -> the last whole run's ms
+  const fitWait = () => {
+    if (view) view.editor.send.wait = fittedWait(costs.get(entry.name));
+  };
 
+  let view = null; // the PplView, once drawn
   let runId = 0;
   let lastGood = null; // the window settings of the last run that started
   const model = new LiveModel(
@@ -136,9 +168,18 @@ export async function mountLive(box, base = document.baseURI) {
 
   worker.onmessage = (ev) => {
     const d = ev.data || {};
+    if (d.type === "progress") {
+      const l = loads.get(d.name);
+      if (l) l.progress = { loaded: d.loaded, total: d.total };
+      if (d.name === entry.name) showLoading();
+      return;
+    }
     if (d.type === "model") {
       status.set(d.name, d);
-      note(d.name, d.ok ? `ready (${kB(entries.find((e) => e.name === d.name)?.bytes)})` : d.error, !d.ok);
+      const l = loads.get(d.name);
+      if (l) Object.assign(l, { ready: performance.now() }, d.info?.timing);
+      showLoading();
+      note(d.name, d.ok ? `ready (${sizeText(entries.find((e) => e.name === d.name)?.bytes)})` : d.error, !d.ok);
       if (!d.ok) {
         picker.querySelector(`option[value="${CSS.escape(d.name)}"]`)?.setAttribute("disabled", "");
         fallBack(d.name);
@@ -168,7 +209,11 @@ export async function mountLive(box, base = document.baseURI) {
         requestAnimationFrame(() => (t.firstPaint = performance.now()));
       }
     }
-    if (msg.type === MSG_DONE) t.done = performance.now();
+    if (msg.type === MSG_DONE) {
+      t.done = performance.now();
+      if (!msg.partial) costs.set(t.model, t.done - t.start);
+      fitWait();
+    }
     if (msg.type === MSG_DONE) model.set("status", STATUS_DONE);
     else if (msg.type === MSG_ERROR) model.set("status", STATUS_ERROR);
     else if (msg.type === MSG_SETTINGS_ERROR) model.set("status", STATUS_DONE);
@@ -187,29 +232,32 @@ export async function mountLive(box, base = document.baseURI) {
     model.set("stride", entry.settings?.stride ?? null);
     model.set("prefix", entry.settings?.prefix ?? "bos");
     model.set("prefix_every_window", entry.settings?.prefix_every_window === true);
+    asked(entry); // its run asks the worker for it; the bar shows the download
+    showLoading();
+    fitWait();
     start();
   });
 
   // the model shown cannot load: show the first one that can (the n-gram is small)
   function fallBack(failed) {
     if (entry.name !== failed) return;
-    const other = entries.find((e) => e.name !== failed && !(status.get(e.name) && !status.get(e.name).ok));
+    // the n-gram first: it loads at once (another transformer would start a download)
+    const usable = entries.filter((e) => e.name !== failed && !(status.get(e.name) && !status.get(e.name).ok));
+    const other = usable.find((e) => !loadsOnDemand(e.kind)) || usable[0];
     if (!other) return;
     picker.value = other.name;
     picker.dispatchEvent(new Event("change"));
   }
 
-  worker.postMessage({ type: "init", baseUrl: new URL(".", base).href, manifest });
-  const view = new PplView(model, mount);
+  worker.postMessage({ type: "init", baseUrl: new URL(".", base).href, manifest, first: entry.name });
+  showLoading();
+  view = new PplView(model, mount);
+  fitWait();
   // the editor's note speaks of the kernel's re-scoring; here the browser scores it all
   view.editor.setNote = (s) => setText(view.editor.note, s || EDIT_NOTE);
   view.editor.setNote(null);
   start();
-  return { model, view, worker, status, timings };
-}
-
-function kB(bytes) {
-  return bytes == null ? "size unknown" : bytes < 1e6 ? `${Math.max(1, Math.round(bytes / 1e3))} kB` : `${(bytes / 1e6).toFixed(1)} MB`;
+  return { model, view, worker, status, timings, loads };
 }
 
 const box = typeof document !== "undefined" ? document.getElementById("pplv") : null;

@@ -7,13 +7,13 @@
 import { CHUNK_FIELDS, MSG_CHUNK, MSG_DONE, MSG_RESET } from "../protocol.js";
 import { metricsFromSums } from "../metrics.js";
 import { checkScores, checkTokens } from "./model_api.js";
+import { sentenceSpans } from "./sentences.js";
 import { assignTokens, partitionOffsets, TextUnits, wordSpans } from "./text_units.js";
 import { planReuse } from "./reuse.js";
 import { checkWindowSettings, defaultStride, planWindows } from "./windows.js";
 
 export const DEFAULT_TOP_K = 5;
 export const CHUNK_MAX = 256; // tokens per chunk message
-const SENTENCE_NOTE = "sentences need the kernel (pysbd): the live page has tokens and words";
 
 /**
  * The run's settings, checked by the widget's rules: {max_length, stride, prefix ("bos" |
@@ -73,7 +73,10 @@ export function layOut(model, text, { prefix = "bos", addEos = false } = {}) {
   const word = assignTokens(text, start16, end16, words, isEos);
   const unscoredIds = Int32Array.from(ids.subarray(0, nUnscored));
   const unscoredOffsets = Int32Array.from(spans.subarray(0, 2 * nUnscored));
-  return { sequence, firstTarget: Math.max(1, head.length), start16, end16, units: tunits, nTargets: n + eos, nUnscored, words, word, isEos, unscoredIds, unscoredOffsets };
+  // the sentence level: pysbd's sentences (sentences.js, its rules in JS), the same rule
+  const sentences = sentenceSpans(text);
+  const sentence = assignTokens(text, start16, end16, sentences, isEos);
+  return { sequence, firstTarget: Math.max(1, head.length), start16, end16, units: tunits, nTargets: n + eos, nUnscored, words, word, sentences, sentence, isEos, unscoredIds, unscoredOffsets };
 }
 
 /** The settings trait ("Scored with") of a run, as result_settings words it. */
@@ -211,18 +214,25 @@ function commonLength(a, b, n) {
   return i;
 }
 
-/** The run's reset message: its token count and the word spans. */
+/** The run's reset message: its token count and the word and sentence spans. */
 function resetMessage(lay, st, runId) {
-  const nWords = lay.words.length >> 1;
-  const wordStart = new Int32Array(nWords);
-  const wordEnd = new Int32Array(nWords);
-  for (let u = 0; u < nWords; u++) {
-    wordStart[u] = lay.words[2 * u];
-    wordEnd[u] = lay.words[2 * u + 1];
+  const [wordStart, wordEnd] = startsAndEnds(lay.words);
+  const [sentenceStart, sentenceEnd] = startsAndEnds(lay.sentences);
+  const levels = { word: wordStart.length, sentence: sentenceStart.length };
+  const spanBuffers = [wordStart.buffer, wordEnd.buffer, sentenceStart.buffer, sentenceEnd.buffer];
+  return [{ type: MSG_RESET, run_id: runId, total_tokens: lay.nTargets, top_k: st.topK, levels }, spanBuffers];
+}
+
+/** Spans (2 per unit) as the reset message's two arrays: starts, ends. */
+function startsAndEnds(spans) {
+  const n = spans.length >> 1;
+  const starts = new Int32Array(n);
+  const ends = new Int32Array(n);
+  for (let u = 0; u < n; u++) {
+    starts[u] = spans[2 * u];
+    ends[u] = spans[2 * u + 1];
   }
-  const levels = { word: nWords, sentence: null };
-  const spanBuffers = [wordStart.buffer, wordEnd.buffer, new ArrayBuffer(0), new ArrayBuffer(0)];
-  return [{ type: MSG_RESET, run_id: runId, total_tokens: lay.nTargets, top_k: st.topK, levels, level_notes: { sentence: SENTENCE_NOTE } }, spanBuffers];
+  return [starts, ends];
 }
 
 /**
@@ -320,7 +330,7 @@ function chunkFields(lay, rec, start, n, k) {
     topk_ids: rec.topkIds.slice(start * k, end * k),
     topk_probs: rec.topkProbs.slice(start * k, end * k),
     word: lay.word.slice(start, end),
-    sentence: new Int32Array(n).fill(-1),
+    sentence: lay.sentence.slice(start, end),
     bow_prob: new Float32Array(n).fill(NaN),
     context_gain: new Float32Array(n).fill(NaN),
   };

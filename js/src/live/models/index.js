@@ -14,3 +14,5 @@ export function moduleFor(kind) {
   if (!mod) throw new Error(`no model kind "${kind}" in this page (it knows ${Object.keys(KINDS).join(", ")})`);
   return mod;
 }
+
+export { loadsOnDemand } from "./on_demand.js";

@@ -21,8 +21,16 @@ async function fetchOk(fetchFn, url, what) {
   return res;
 }
 
-function hasWebGpu() {
-  return typeof navigator !== "undefined" && !!navigator.gpu;
+/** A WebGPU adapter on real hardware: a software one (SwiftShader, a "fallback adapter",
+ * as headless Chromium offers without a GPU) runs slower than the WASM build. */
+async function hasWebGpu() {
+  if (typeof navigator === "undefined" || !navigator.gpu) return false;
+  try {
+    const adapter = await navigator.gpu.requestAdapter();
+    return !!adapter && !adapter.isFallbackAdapter && !(adapter.info && adapter.info.isFallbackAdapter);
+  } catch (err) {
+    return false;
+  }
 }
 
 /** onnxruntime-web from the page's folder, the build for this browser, set up. */
@@ -34,7 +42,9 @@ async function loadRuntime(entry, baseUrl, useGpu) {
   ort.env.wasm.wasmPaths = dirOf(url); // the .mjs glue and .wasm beside it
   const isolated = typeof self !== "undefined" && self.crossOriginIsolated;
   const cores = (typeof navigator !== "undefined" && navigator.hardwareConcurrency) || 1;
-  ort.env.wasm.numThreads = isolated ? Math.min(4, cores) : 1; // threads need SharedArrayBuffer
+  // every core where the page is cross-origin isolated (the host's COOP/COEP headers, or
+  // the page's coi-serviceworker): threads need SharedArrayBuffer
+  ort.env.wasm.numThreads = isolated ? cores : 1;
   ort.env.wasm.proxy = false; // already off the page's thread, in the worker
   ort.env.logLevel = "error"; // not its start-up warnings (an unknown CPU vendor) in the console
   return ort;
@@ -59,11 +69,12 @@ export async function load(entry, baseUrl, fetchFn = fetch) {
   ]);
   const tokenizer = loadTokenizer(spec);
   let ort, session, device = "wasm";
-  const wantGpu = settings.webgpu !== false && hasWebGpu() && !!files.ort_webgpu;
+  const wantGpu = settings.webgpu !== false && !!files.ort_webgpu && (await hasWebGpu());
   if (wantGpu) {
     try {
       ort = await loadRuntime(entry, baseUrl, true);
-      session = await ort.InferenceSession.create(new Uint8Array(bytes), { executionProviders: ["webgpu"] });
+      // WebGPU, and WASM in the same build for what WebGPU lacks
+      session = await ort.InferenceSession.create(new Uint8Array(bytes), { executionProviders: ["webgpu", "wasm"] });
       device = "webgpu";
     } catch (err) {
       session = null; // no adapter, an op WebGPU lacks: the WASM build below
