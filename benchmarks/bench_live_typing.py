@@ -36,7 +36,7 @@ def wait_run(pg: Any, text: str) -> dict[str, Any]:
     settings it reports (reused_tokens)."""
     pg.wait_for_function(f"t => {{ const l = {LIVE}; "
                          "const r = l && l.timings[l.timings.length - 1]; "
-                         "return l.model.get('text') === t && r && r.done !== null && "
+                         "return !!r && l.model.get('text') === t && r.done !== null && "
                          "l.model.get('status') === 'done'; }", arg=text, timeout=900_000)
     return pg.evaluate(f"() => {{ const l = {LIVE}; return {{...l.timings[l.timings.length - 1], "
                        "reused: l.model.get('settings').reused_tokens, "
@@ -86,8 +86,9 @@ def bench(folder: Path, lm: Any, short: str, long_text: str, edit_word: str) -> 
                       else r.abort())
             pg = ctx.new_page()
             pg.goto(f"{url}index.html")
-            wait_run(pg, pg.evaluate(f"() => new Promise((ok) => {{ const f = () => {LIVE} ? "
-                                     f"ok({LIVE}.model.get('text')) : setTimeout(f, 50); f(); }})"))
+            # (a first visit reloads once, for cross-origin isolation: wait across it)
+            pg.wait_for_function(f"() => !!{LIVE}", timeout=120_000)
+            wait_run(pg, pg.evaluate(f"() => {LIVE}.model.get('text')"))
             full = set_text(pg, short)
             row["tokens"] = full["tokens"]
             scratch = set_text(pg, "X" + short[1:])  # first token changed: nothing kept

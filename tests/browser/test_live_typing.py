@@ -101,6 +101,8 @@ def test_bench_live_typing_smoke(tmp_path):
     for key in ("typed_word_ms", "scratch_ms", "middle_ms", "long_scratch_ms",
                 "long_last_window_ms", "python_ms", "python_long_ms"):
         assert row[key] > 0, key
-    assert row["typed_word_ms"] > 400  # the editor's debounce is in it
+    # the editor's debounce is in it: at least js/src/live/loading.js's MIN_WAIT_MS (150 ms;
+    # it fits the model's cost, up to 400 ms)
+    assert row["typed_word_ms"] > 150
     # the long text's edit in its last window kept the windows before it
     assert 0 < row["long_reused_tokens"] < row["long_tokens"]

@@ -260,9 +260,27 @@ export async function mountLive(box, base = document.baseURI) {
   return { model, view, worker, status, timings, loads };
 }
 
+/**
+ * Resolves once the page will not reload for cross-origin isolation: coi-serviceworker
+ * (loaded before this module) reloads a page its worker does not control yet, and a page
+ * started before that reload would lose what its reader did.  Without the worker (no
+ * secure context, no service workers, a host that sends the headers) it resolves at once;
+ * if the reload never comes, after `waitMs`.
+ */
+export async function isolationSettled(waitMs = 4000) {
+  const sw = typeof navigator !== "undefined" ? navigator.serviceWorker : null;
+  const coi = typeof document !== "undefined" && document.querySelector('script[src$="coi-serviceworker.js"]');
+  if (self.crossOriginIsolated || !sw || !self.isSecureContext || !coi) return;
+  const later = () => new Promise((resolve) => setTimeout(() => resolve(false), waitMs));
+  const active = await Promise.race([sw.ready.then(() => true), later()]);
+  if (!active || sw.controller) return; // it could not register, or it already controls the page
+  await later(); // its reload is under way
+}
+
 const box = typeof document !== "undefined" ? document.getElementById("pplv") : null;
 if (box) {
-  mountLive(box)
+  isolationSettled()
+    .then(() => mountLive(box))
     .then((live) => {
       box.pplwLive = live; // for tests and the curious
       box.classList.add("pplv-ready");
