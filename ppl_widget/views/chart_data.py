@@ -53,3 +53,19 @@ def bin_means(x: np.ndarray, size: int) -> tuple[np.ndarray, np.ndarray, np.ndar
 def bin_size(n: int, max_points: int) -> int:
     """Values per bin so that ``n`` values make at most ``max_points`` bins."""
     return max(1, math.ceil(n / max_points))
+
+
+def merge_equal_series(series: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """Series that hold the same values drawn as one, labelled ``"a = b"``: on an ASCII
+    text perplexity per character equals perplexity per byte, and two lines drawn on the
+    same points would hide one under the other (its legend entry naming nothing seen)."""
+    groups: list[tuple[list[str], np.ndarray]] = []  # in the order of first appearance
+    for label, values in series.items():
+        for names, kept in groups:
+            if kept.shape == values.shape and np.allclose(kept, values, rtol=1e-12, atol=0,
+                                                          equal_nan=True):
+                names.append(label)
+                break
+        else:
+            groups.append(([label], values))
+    return {" = ".join(names): values for names, values in groups}

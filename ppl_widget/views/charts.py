@@ -26,6 +26,7 @@ from .chart_data import (
     bin_means,
     bin_size,
     check_positive,
+    merge_equal_series,
     rank_bucket_fractions,
     rolling_mean,
 )
@@ -141,11 +142,10 @@ def running_perplexity(result: ScoreResult, *, unit: str = "bits",
     idx = np.arange(0, n, step)
     if n and idx[-1] != n - 1:
         idx = np.append(idx, n - 1)
-    frames = []
-    for u in units:
-        ppl = result.running_perplexity(u)[idx]
-        frames.append(pd.DataFrame({"tokens_scored": idx + 1, "unit": f"per {u}",
-                                    "perplexity": ppl, "cross_entropy": np.log(ppl) * f}))
+    series = merge_equal_series({f"per {u}": result.running_perplexity(u)[idx] for u in units})
+    frames = [pd.DataFrame({"tokens_scored": idx + 1, "unit": label, "perplexity": ppl,
+                            "cross_entropy": np.log(ppl) * f})
+              for label, ppl in series.items()]
     data = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
     data = data[np.isfinite(data["perplexity"])] if len(data) else data
     notes = [_model_note(result), "per-token perplexity depends on the tokenizer; "
@@ -156,7 +156,7 @@ def running_perplexity(result: ScoreResult, *, unit: str = "bits",
         x=alt.X("tokens_scored:Q", title="tokens scored"),
         y=alt.Y("perplexity:Q", title="running perplexity (log scale)",
                 scale=alt.Scale(type="log")),
-        color=alt.Color("unit:N", sort=[f"per {u}" for u in units], title=None),
+        color=alt.Color("unit:N", sort=list(series), title=None),
         tooltip=[alt.Tooltip("unit:N"), alt.Tooltip("tokens_scored:Q"),
                  alt.Tooltip("perplexity:Q", format=".4g"),
                  alt.Tooltip("cross_entropy:Q", format=".4f", title=f"{unit} per unit")])
@@ -272,17 +272,18 @@ def stride_sweep(text: str, lm: Any = None, *, max_length: int, strides: Sequenc
     if data is None:
         data = stride_sweep_frame(text, lm, max_length=max_length, strides=strides,
                                   **score_options)
-    long = pd.concat([pd.DataFrame({"stride": data["stride"], "unit": f"per {u}",
-                                    "perplexity": data[f"{u}_ppl"],
-                                    "cross_entropy": np.log(data[f"{u}_ppl"]) * f,
+    series = merge_equal_series({f"per {u}": data[f"{u}_ppl"].to_numpy(np.float64)
+                                 for u in PPL_UNITS})
+    long = pd.concat([pd.DataFrame({"stride": data["stride"], "unit": label,
+                                    "perplexity": ppl, "cross_entropy": np.log(ppl) * f,
                                     "mean_context": data["mean_context"]})
-                      for u in PPL_UNITS], ignore_index=True)
+                      for label, ppl in series.items()], ignore_index=True)
     x = alt.X("stride:Q", title="stride (smaller: more context per token)",
               scale=alt.Scale(type="log", base=2))
     ppl = alt.Chart(long).mark_line(point=True).encode(
         x=x, y=alt.Y("perplexity:Q", title="perplexity (log scale)",
                      scale=alt.Scale(type="log")),
-        color=alt.Color("unit:N", sort=[f"per {u}" for u in PPL_UNITS], title=None),
+        color=alt.Color("unit:N", sort=list(series), title=None),
         tooltip=["unit:N", "stride:Q", alt.Tooltip("perplexity:Q", format=".4g"),
                  alt.Tooltip("cross_entropy:Q", format=".4f", title=f"{unit} per unit"),
                  alt.Tooltip("mean_context:Q", format=".1f")],
