@@ -44,6 +44,7 @@ _LAZY = {
     "PairsWidget": "ppl_widget.views.pairs_view:PairsWidget",
     "show_words": "ppl_widget.views.words_view:show_words",
     "pairs_accuracy_chart": "ppl_widget.views.charts_pairs:pairs_accuracy_chart",
+    "protocol_context_chart": "ppl_widget.views.charts_protocols:protocol_context_chart",
     "export_live_page": "ppl_widget.views.live_page:export_live_page",
     "divergence": "ppl_widget.scoring.divergence:divergence",
     "DivergenceResult": "ppl_widget.core.divergence:DivergenceResult",
