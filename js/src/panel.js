@@ -201,7 +201,9 @@ export function describeSettings(st) {
   // device or dtype worth a line
   const windowed = st.windowless !== true;
   if (windowed && (st.max_length != null || st.stride != null)) {
-    out.push(["window", `max_length ${st.max_length ?? "—"} · stride ${st.stride ?? "—"}`]);
+    // a name and its number never part on a narrow panel ("stride" above "128"): the
+    // line wraps only between the two settings
+    out.push(["window", `max_length${NBSP}${st.max_length ?? "—"} · stride${NBSP}${st.stride ?? "—"}`]);
   }
   if ("prefix" in st) add("prefix", st.prefix == null ? "none" : st.prefix);
   if (st.prefix_every_window) add("BOS", "in every window");
@@ -226,6 +228,7 @@ export function describeSettings(st) {
 }
 
 let panelCounter = 0;
+const NBSP = "\u00a0";
 /** The settings controls that set the window: hidden for a model that reads none. */
 export const WINDOW_CONTROLS = ["max_length", "stride", "prefix_every_window"];
 

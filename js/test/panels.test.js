@@ -79,7 +79,8 @@ const NGRAM = { ...NEURAL, model: "bigram Kneser-Ney (words)", dtype: "float64",
 
 test("an n-gram model's settings have no window or device line; a neural model's have both", () => {
   const neural = Object.fromEntries(describeSettings(NEURAL));
-  assert.equal(neural.window, "max_length 1024 · stride 512");
+  // each name keeps its number (no-break spaces): a narrow panel wraps between the two
+  assert.equal(neural.window, "max_length\u00a01024 · stride\u00a0512");
   assert.equal(neural.device, "cpu · float32");
   const ngram = Object.fromEntries(describeSettings(NGRAM));
   assert.equal(ngram.model, "bigram Kneser-Ney (words)");
@@ -95,7 +96,7 @@ test("the settings panel hides the window controls for an n-gram model, shows th
   assert.ok(!texts(panel.list).some((t) => /max_length|float64/.test(t)), texts(panel.list).join(" | "));
   panel.setSettings(NEURAL);
   for (const name of WINDOW_CONTROLS) assert.equal(panel.fields[name].hidden, false, name);
-  assert.ok(texts(panel.list).includes("max_length 1024 · stride 512"));
+  assert.ok(texts(panel.list).includes("max_length\u00a01024 · stride\u00a0512"));
 });
 
 test("the BOS checkbox sits inside its label, beside words a person reads (not the raw trait name)", () => {

@@ -9,6 +9,7 @@ import { legendFor, NBINS, palette } from "../colors.js";
 import { displayToken, fmtExact, fmtInt, fmtProb } from "../format.js";
 import { ItemTips } from "../item_tips.js";
 import { ModelListeners } from "../lifecycle.js";
+import { TRAIT_SURPRISAL_UNIT } from "../protocol.js";
 import { followTheme, setPaletteVars } from "../theme.js";
 import { fmtSurprisal, Tooltip } from "../tooltip.js";
 import { asUnit, fmtDelta, unitSelect } from "../units.js";
@@ -61,7 +62,7 @@ export class PairsView {
   }
 
   _listen() {
-    for (const t of ["pairs", "sort", "criterion", "unit"]) this.listeners.on(`change:${t}`, () => this._load());
+    for (const t of ["pairs", "sort", "criterion", TRAIT_SURPRISAL_UNIT]) this.listeners.on(`change:${t}`, () => this._load());
     const bind = (el, trait) =>
       el.addEventListener("change", () => {
         this.model.set(trait, el.value);
@@ -70,7 +71,7 @@ export class PairsView {
       });
     bind(this.sortPick, "sort");
     bind(this.criterionPick, "criterion");
-    bind(this.unitPick, "unit");
+    bind(this.unitPick, TRAIT_SURPRISAL_UNIT);
   }
 
   _load() {
@@ -78,7 +79,7 @@ export class PairsView {
     const pairs = m.get("pairs") || [];
     const sort = m.get("sort") || "input";
     const criterion = CRITERIA[m.get("criterion")] ? m.get("criterion") : "total";
-    const unit = asUnit(m.get("unit"));
+    const unit = asUnit(m.get(TRAIT_SURPRISAL_UNIT));
     Object.assign(this, { unit, criterion });
     this.sortPick.value = sort;
     this.criterionPick.value = criterion;
