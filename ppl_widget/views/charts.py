@@ -199,7 +199,7 @@ def distributions(result: ScoreResult, *, unit: str = "bits", bins: int = 40,
         y=alt.Y("fraction:Q", title="fraction of tokens", axis=alt.Axis(format="%")),
         color=alt.Color("bucket:N", sort=order, legend=None,
                         scale=alt.Scale(domain=order,
-                                        range=["#fde2a4", "#f89a58", "#d24a63", "#4b176e"])),
+                                        range=["#e8b53a", "#f28e2b", "#d24a63", "#8f4e9f"])),
         tooltip=["bucket:N", alt.Tooltip("fraction:Q", format=".1%")],
     ).properties(width=150, height=200, title=_title("Rank buckets (GLTR)",
                                                      ["1 = the model's top choice"]))
@@ -292,7 +292,7 @@ def stride_sweep(text: str, lm: Any = None, *, max_length: int, strides: Sequenc
                  alt.Tooltip("cross_entropy:Q", format=".4f", title=f"{unit} per unit"),
                  alt.Tooltip("mean_context:Q", format=".1f")],
     ).properties(width=250, height=220, title="Perplexity")
-    cost = alt.Chart(data).mark_line(point=True, color="#4b176e").encode(
+    cost = alt.Chart(data).mark_line(point=True, color="#b279a2").encode(
         x=x, y=alt.Y("seconds:Q", title="seconds"),
         tooltip=["stride:Q", alt.Tooltip("seconds:Q", format=".2f"), "n_windows:Q"],
     ).properties(width=250, height=220, title="Cost")

@@ -28,7 +28,7 @@ from .charts import _alt, _title
 #: The first protocol's line is the widest and each next one narrower, drawn in that
 #: order: a line that runs on another's points stays visible around it.
 WIDEST, NARROWEST = 7.0, 2.0
-OPACITIES = (0.35, 0.75)  # the first line's (a band), the others'
+OPACITIES = (0.5, 0.8)  # the first line's (a band), the others'
 DASHES = ([1, 0], [1, 0], [6, 3], [2, 2], [8, 3, 2, 3])
 
 
