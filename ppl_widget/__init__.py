@@ -48,6 +48,7 @@ _LAZY = {
     "pairs_accuracy_chart": "ppl_widget.views.charts_pairs:pairs_accuracy_chart",
     "linking_chart": "ppl_widget.views.charts_reading:linking_chart",
     "quality_power_chart": "ppl_widget.views.charts_reading:quality_power_chart",
+    "protocol_context_chart": "ppl_widget.views.charts_protocols:protocol_context_chart",
     "export_live_page": "ppl_widget.views.live_page:export_live_page",
     "divergence": "ppl_widget.scoring.divergence:divergence",
     "DivergenceResult": "ppl_widget.core.divergence:DivergenceResult",

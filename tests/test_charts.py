@@ -76,7 +76,9 @@ def test_running_perplexity_by_hand():
     r.surprisal[:] = [1.0, 2.0, 3.0]  # words: tokens 0 (1 word), chars 1 each
     spec = check(charts.running_perplexity(r, unit="nats", units=("token", "char", "word")))
     rows = datasets(spec)[0]
-    tok = [x for x in rows if x["unit"] == "per token"]
+    # one character per token: the two series are equal and drawn as one line
+    assert {x["unit"] for x in rows} == {"per token = per char", "per word"}
+    tok = [x for x in rows if x["unit"] == "per token = per char"]
     assert [x["perplexity"] for x in tok] == pytest.approx(
         [math.exp(1), math.exp(3 / 2), math.exp(6 / 3)])
     word = [x for x in rows if x["unit"] == "per word"]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 import gc
 import math
+import re
 import threading
 import weakref
 
@@ -65,6 +66,15 @@ def test_table_marks_token_ppl_not_comparable_wherever_shown(cmp):
     html = t._repr_html_()
     assert "token_ppl †" in html and "not comparable across tokenizers" in html
     assert "not comparable" in cmp._repr_html_()
+    # one column per model, one row per metric: fits a notebook (fifteen metric columns
+    # ran past it), the caption under the table, wrapped to the table's width
+    heads = re.findall(r'<th id="T_\w+_level0_col\d+" class="col_heading[^"]*" >([^<]*)<', html)
+    rows = re.findall(r'<th id="T_\w+_level0_row\d+" class="row_heading[^"]*" >([^<]*)<', html)
+    assert heads == list(cmp.labels)
+    assert rows == [c if c != "token_ppl" else "token_ppl †" for c in TABLE_COLUMNS[1:]]
+    assert "caption-side: bottom" in html and "white-space: normal" in html
+    n_words = re.search(r">n_words</th>\s*<td[^>]*>([^<]*)<", html).group(1)
+    assert n_words.strip() == f"{len(TEXT.split()):,}"  # a count, not 7.0000
     # a selection without token_ppl carries no note
     assert "not comparable" not in repr(t[["label", "word_ppl"]])
 

@@ -215,6 +215,10 @@ def test_stream_widget_and_compare_accept_it(tiny_gpt2):
     w = PerplexityWidget(text, lm)
     res = w.wait()
     np.testing.assert_allclose(res.surprisal, final.surprisal[:len(res)])
+    # the widget's settings say the model reads no window: the view leaves out the
+    # window, device and dtype lines and the window controls (js/test/panels.test.js)
+    assert w.settings["windowless"] is True and final.settings["windowless"] is True
+    assert "windowless" not in score(text, tiny_gpt2).settings
     cmp = compare(text, [lm, tiny_gpt2], labels=["bigram", "gpt2"])
     table = cmp.table()
     assert table["n_chars"].tolist() == [len(text), len(text)]

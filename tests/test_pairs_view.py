@@ -68,3 +68,28 @@ def test_accuracy_chart_per_group(scored):
                         agreement["correct_mean"].mean())
     with pytest.raises(ValueError, match="no column"):
         pairs_accuracy_chart(scored, "nope")
+
+
+def test_the_unit_trait_is_surprisal_unit_as_in_every_view_unit_still_works(scored,
+                                                                             tiny_gpt2):
+    from ppl_widget.views.compare_widget import ComparisonWidget
+    from ppl_widget.views.pairs_view import PairsWidget
+    from ppl_widget.views.widget_traits import PerplexityTraits
+
+    w = show_pairs(scored, tiny_gpt2, surprisal_unit="nats")
+    assert w.surprisal_unit == "nats" and "surprisal_unit" in w.keys
+    assert "unit" not in w.keys  # one name on the wire, the one the other views use
+    for other in (PerplexityTraits, ComparisonWidget):
+        assert "surprisal_unit" in other.class_trait_names()
+    assert w._page_state()["surprisal_unit"] == "nats"  # the static page too
+    # the old name: a warning that names the new one, and the same effect
+    with pytest.warns(DeprecationWarning, match="surprisal_unit"):
+        old = show_pairs(scored, tiny_gpt2, unit="nats")
+    assert old.surprisal_unit == "nats"
+    with pytest.warns(DeprecationWarning, match="surprisal_unit"):
+        assert old.unit == "nats"
+    with pytest.warns(DeprecationWarning, match="surprisal_unit"):
+        old.unit = "bits"
+    assert old.surprisal_unit == "bits"
+    with pytest.warns(DeprecationWarning, match="surprisal_unit"):
+        assert PairsWidget(pairs=[], unit="nats").surprisal_unit == "nats"

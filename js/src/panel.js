@@ -197,8 +197,13 @@ export function describeSettings(st) {
   };
   add("model", st.model);
   add("compared with", st.compared_with); // a divergence view's other model
-  if (st.max_length != null || st.stride != null) {
-    out.push(["window", `max_length ${st.max_length ?? "—"} · stride ${st.stride ?? "—"}`]);
+  // a model that reads no window (an n-gram model: its last n-1 symbols) has no window,
+  // device or dtype worth a line
+  const windowed = st.windowless !== true;
+  if (windowed && (st.max_length != null || st.stride != null)) {
+    // a name and its number never part on a narrow panel ("stride" above "128"): the
+    // line wraps only between the two settings
+    out.push(["window", `max_length${NBSP}${st.max_length ?? "—"} · stride${NBSP}${st.stride ?? "—"}`]);
   }
   if ("prefix" in st) add("prefix", st.prefix == null ? "none" : st.prefix);
   if (st.prefix_every_window) add("BOS", "in every window");
@@ -218,12 +223,14 @@ export function describeSettings(st) {
   add("top-k", st.top_k);
   add("unigram", st.unigram);
   if (st.ci != null) add("intervals", `${Math.round(st.ci * 100)}% bootstrap`);
-  const dev = [st.device, st.dtype].filter((x) => x != null && x !== "").join(" · ");
-  add("device", dev);
+  if (windowed) add("device", [st.device, st.dtype].filter((x) => x != null && x !== "").join(" · "));
   return out;
 }
 
 let panelCounter = 0;
+const NBSP = "\u00a0";
+/** The settings controls that set the window: hidden for a model that reads none. */
+export const WINDOW_CONTROLS = ["max_length", "stride", "prefix_every_window"];
 
 /** A control's text -> a number when it is one, null when empty, else the text itself. */
 export function parseControl(raw) {
@@ -251,18 +258,25 @@ export class SettingsPanel {
     );
     this.apply = h("button", { class: "pplw-btn pplw-btn-primary", text: "Re-score", attrs: { type: "submit" } });
     this.msg = h("div", { class: "pplw-form-msg", attrs: { "aria-live": "polite" } });
-    this.every = h("input", { class: "pplw-check", attrs: { type: "checkbox", "aria-label": "prefix_every_window" } });
+    this.every = h("input", { attrs: { type: "checkbox", "aria-label": "prefix_every_window" } });
     this.inputs = { max_length: this.maxLen, stride: this.stride, prefix: this.prefix, prefix_every_window: this.every };
     this.fieldMsgs = {};
     this.invalid = new Set(); // controls holding a rejected value (kept as typed)
-    const fields = Object.entries(this.inputs).map(([name, input]) => {
-      const msg = h("span", { class: "pplw-field-msg", attrs: { id: `pplw-fm-${name}-${++panelCounter}`, "aria-live": "polite", hidden: true } });
-      this.fieldMsgs[name] = msg;
-      input.setAttribute("aria-describedby", msg.id);
-      input.addEventListener("input", () => this.clearError(name));
-      return h("label", { class: "pplw-field" }, h("span", { text: name }), input, msg);
-    });
-    this.form = h("form", { class: "pplw-form" }, ...fields, this.apply);
+    this.fields = Object.fromEntries(
+      Object.entries(this.inputs).map(([name, input]) => {
+        const msg = h("span", { class: "pplw-field-msg", attrs: { id: `pplw-fm-${name}-${++panelCounter}`, "aria-live": "polite", hidden: true } });
+        this.fieldMsgs[name] = msg;
+        input.setAttribute("aria-describedby", msg.id);
+        input.addEventListener("input", () => this.clearError(name));
+        if (input === this.every) {
+          // a checkbox reads its label beside it, in words, on a row of its own
+          const label = h("label", { class: "pplw-check", attrs: { title: "prefix_every_window: the BOS token starts every window, not only the first" } }, input, h("span", { text: "BOS in every window" }));
+          return [name, h("div", { class: "pplw-field pplw-field-check" }, label, msg)];
+        }
+        return [name, h("label", { class: "pplw-field" }, h("span", { text: name }), input, msg)];
+      }),
+    );
+    this.form = h("form", { class: "pplw-form" }, ...Object.values(this.fields), this.apply);
     this.form.addEventListener("submit", (ev) => {
       ev.preventDefault();
       for (const name of Object.keys(this.inputs)) this.clearError(name);
@@ -294,7 +308,7 @@ export class SettingsPanel {
     }
     this.invalid.add(field);
     input.setAttribute("aria-invalid", "true");
-    input.parentElement.classList.add("pplw-field-bad");
+    this.fields[field].classList.add("pplw-field-bad");
     setText(msg, message);
     msg.hidden = false;
     setText(this.msg, "");
@@ -303,7 +317,7 @@ export class SettingsPanel {
   clearError(field) {
     this.invalid.delete(field);
     this.inputs[field].removeAttribute("aria-invalid");
-    this.inputs[field].parentElement.classList.remove("pplw-field-bad");
+    this.fields[field].classList.remove("pplw-field-bad");
     setText(this.fieldMsgs[field], "");
     this.fieldMsgs[field].hidden = true;
   }
@@ -320,6 +334,9 @@ export class SettingsPanel {
   }
 
   setSettings(settings) {
+    // a model with no window (an n-gram model) has no window to set
+    const windowless = !!settings && settings.windowless === true;
+    for (const name of WINDOW_CONTROLS) this.fields[name].hidden = windowless;
     const rows = describeSettings(settings);
     if (!rows.length) {
       this.list.replaceChildren(h("span", { class: "pplw-kv-k", text: "no settings reported yet" }));

@@ -111,8 +111,11 @@ export class ProgressRow {
     const st = /^[a-z]+$/.test(status || "") ? status : "idle";
     setText(this.status, st);
     this.status.className = `pplw-status pplw-status-${st}`;
-    // "loading" (model being loaded) can be cancelled too: the run stops before scoring
-    this.cancel.disabled = !(scoring || st === "loading");
+    // "loading" (model being loaded) can be cancelled too: the run stops before scoring;
+    // with nothing running there is nothing to cancel, and no greyed button to puzzle over
+    const running = scoring || st === "loading";
+    this.cancel.disabled = !running;
+    this.cancel.hidden = !running;
     if (st === "loading" && loading && loading.message) {
       const frac = Math.min(1, Math.max(0, loading.fraction || 0));
       this.fill.style.width = `${(frac * 100).toFixed(1)}%`;

@@ -1,50 +1,9 @@
 import assert from "node:assert/strict";
 import test from "node:test";
 
-// The smallest DOM ProgressRow needs (node has none).
-function fakeElement(tag) {
-  const el = {
-    tag,
-    children: [],
-    attributes: {},
-    style: {},
-    className: "",
-    textContent: "",
-    disabled: false,
-    classList: {
-      set: new Set(),
-      toggle(c, on) {
-        if (on) this.set.add(c);
-        else this.set.delete(c);
-      },
-      remove(c) {
-        this.set.delete(c);
-      },
-      add(c) {
-        this.set.add(c);
-      },
-      contains(c) {
-        return this.set.has(c);
-      },
-    },
-    appendChild(c) {
-      el.children.push(c);
-      return c;
-    },
-    append(...cs) {
-      el.children.push(...cs);
-    },
-    setAttribute(k, v) {
-      el.attributes[k] = String(v);
-    },
-    addEventListener() {},
-  };
-  return el;
-}
-globalThis.document = {
-  createElement: fakeElement,
-  createTextNode: (text) => ({ textContent: text }),
-};
+import { installFakeDocument } from "./fake_dom.js";
+
+installFakeDocument();
 
 const { ProgressRow } = await import("../src/toolbar.js");
 

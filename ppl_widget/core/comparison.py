@@ -70,23 +70,43 @@ def _table_class() -> type:
             return self.styled().to_html()
 
         def styled(self) -> Any:
-            """A pandas Styler: the not-comparable columns greyed, headed with a dagger,
-            and the note as the caption."""
+            """A pandas Styler, one column per model and one row per metric (fifteen
+            metrics side by side run past a notebook's width; a few models never do):
+            the not-comparable rows greyed and marked with a dagger, the note as a
+            caption under the table, wrapped to its width."""
             plain = pd.DataFrame(self)
             marks = {c: f"{c} †" for c in NOT_COMPARABLE if c in plain.columns}
             shown = plain.rename(columns=marks)
+            by_model = "label" in shown.columns and shown["label"].is_unique
+            if by_model:
+                shown = shown.set_index("label").T
+                shown.columns.name = None
             sty = shown.style.set_caption(f"† {NOT_COMPARABLE_NOTE}")
+            sty = sty.set_table_styles([{"selector": "caption", "props": [
+                ("caption-side", "bottom"), ("text-align", "left"),
+                ("white-space", "normal"), ("font-size", "0.9em"), ("padding-top", "4px")]}])
             cols = list(marks.values())
             if cols:
-                sty = sty.set_properties(subset=cols, **{"color": "#888",
-                                                         "font-style": "italic"})
-            return sty.format(precision=4, na_rep="—")
+                subset = pd.IndexSlice[cols, :] if by_model else cols
+                sty = sty.set_properties(subset=subset, **{"color": "#888",
+                                                           "font-style": "italic"})
+            return sty.format(_cell, na_rep="—")
 
     _ComparisonTable = ComparisonTable
     return ComparisonTable
 
 
 _ComparisonTable: type | None = None
+
+
+def _cell(value: Any) -> str:
+    """A table cell: counts as integers, other numbers to 4 decimals (6 significant
+    digits from a million: a random model's perplexity has 20 digits), text as is."""
+    if isinstance(value, bool | np.bool_) or not isinstance(value, int | float | np.number):
+        return str(value)
+    if isinstance(value, int | np.integer):
+        return f"{int(value):,}"
+    return f"{float(value):.6g}" if abs(value) >= 1e6 else f"{float(value):.4f}"
 
 
 @dataclass

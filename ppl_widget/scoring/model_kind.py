@@ -67,7 +67,11 @@ class ScoringForward(Protocol):
 
 @runtime_checkable
 class ScoringModel(Protocol):
-    """A kind of model ``score`` can use: anything with these members."""
+    """A kind of model ``score`` can use: anything with these members.
+
+    Optional: ``windowless = True`` for a kind that reads no window (an n-gram model
+    reads its last n-1 symbols): the result's settings say so and views leave the
+    window, device and dtype out."""
 
     #: Hugging Face-shaped: ``__call__`` with offsets, ``decode``/``batch_decode``,
     #: ``bos_token_id``/``eos_token_id`` (see ``prepare.py`` and ``vocab.py``)

@@ -221,6 +221,9 @@ class NGramModel:
     dtype = "float64"
     #: An n-gram model reads only the last order-1 symbols: no limit on the input.
     context_length = None
+    #: ... and no window worth showing: views leave out the window, device and dtype
+    #: (``settings["windowless"]``) and the window controls
+    windowless = True
 
     def default_max_length(self) -> int:
         return 1024

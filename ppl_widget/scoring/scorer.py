@@ -154,6 +154,8 @@ def stream_any_text(text: str, lm: Any = None, *, max_length: int | None = None,
         "prefix_every_window": prefix_every_window, "context_tokens": 0,
         "protocol": protocol,
     }
+    if getattr(lm, "windowless", False):  # a model kind that reads no window (n-gram)
+        settings["windowless"] = True
     plan = get_protocol(protocol)
     if reuse is not None and not plan.every_token:
         raise ValueError(f"reuse= keeps the windows before an edit, and protocol={protocol!r} "

@@ -76,3 +76,19 @@ def quantile_bin_means(x: np.ndarray, y: np.ndarray, bins: int,
                            ("high", ys.mean() + half), ("n", len(ys))):
             out[key].append(float(value))
     return {k: np.asarray(v) for k, v in out.items()}
+
+
+def merge_equal_series(series: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """Series that hold the same values drawn as one, labelled ``"a = b"``: on an ASCII
+    text perplexity per character equals perplexity per byte, and two lines drawn on the
+    same points would hide one under the other (its legend entry naming nothing seen)."""
+    groups: list[tuple[list[str], np.ndarray]] = []  # in the order of first appearance
+    for label, values in series.items():
+        for names, kept in groups:
+            if kept.shape == values.shape and np.allclose(kept, values, rtol=1e-12, atol=0,
+                                                          equal_nan=True):
+                names.append(label)
+                break
+        else:
+            groups.append(([label], values))
+    return {" = ".join(names): values for names, values in groups}

@@ -26,6 +26,7 @@ from .chart_data import (
     bin_means,
     bin_size,
     check_positive,
+    merge_equal_series,
     rank_bucket_fractions,
     rolling_mean,
 )
@@ -41,6 +42,8 @@ UNITS = ("bits", "nats")
 MAX_POINTS = 4000
 PPL_UNITS = ("token", "word", "char", "byte")
 KINDS = ("surprisal", "running_perplexity", "distributions")
+#: The per-token panel's head: short, so four panels fit a notebook; the subtitle says why
+TOKEN_HEAD = "per token †"
 
 
 def check_unit(unit: str) -> float:
@@ -123,7 +126,7 @@ def surprisal(result: ScoreResult, *, unit: str = "bits", window: int = 20,
 
 def running_perplexity(result: ScoreResult, *, unit: str = "bits",
                        units: Sequence[str] = PPL_UNITS, max_points: int = MAX_POINTS,
-                       width: int = 640, height: int = 240) -> alt.Chart:
+                       width: int = 560, height: int = 240) -> alt.Chart:
     """Perplexity per token, word, character and byte after each scored token, on one
     chart (log scale); the tooltip adds the running cross-entropy in ``unit`` per unit.
     Long texts: every k-th token is shown (the curves are cumulative, so sampling
@@ -141,11 +144,10 @@ def running_perplexity(result: ScoreResult, *, unit: str = "bits",
     idx = np.arange(0, n, step)
     if n and idx[-1] != n - 1:
         idx = np.append(idx, n - 1)
-    frames = []
-    for u in units:
-        ppl = result.running_perplexity(u)[idx]
-        frames.append(pd.DataFrame({"tokens_scored": idx + 1, "unit": f"per {u}",
-                                    "perplexity": ppl, "cross_entropy": np.log(ppl) * f}))
+    series = merge_equal_series({f"per {u}": result.running_perplexity(u)[idx] for u in units})
+    frames = [pd.DataFrame({"tokens_scored": idx + 1, "unit": label, "perplexity": ppl,
+                            "cross_entropy": np.log(ppl) * f})
+              for label, ppl in series.items()]
     data = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
     data = data[np.isfinite(data["perplexity"])] if len(data) else data
     notes = [_model_note(result), "per-token perplexity depends on the tokenizer; "
@@ -156,7 +158,7 @@ def running_perplexity(result: ScoreResult, *, unit: str = "bits",
         x=alt.X("tokens_scored:Q", title="tokens scored"),
         y=alt.Y("perplexity:Q", title="running perplexity (log scale)",
                 scale=alt.Scale(type="log")),
-        color=alt.Color("unit:N", sort=[f"per {u}" for u in units], title=None),
+        color=alt.Color("unit:N", sort=list(series), title=None),
         tooltip=[alt.Tooltip("unit:N"), alt.Tooltip("tokens_scored:Q"),
                  alt.Tooltip("perplexity:Q", format=".4g"),
                  alt.Tooltip("cross_entropy:Q", format=".4f", title=f"{unit} per unit")])
@@ -168,7 +170,8 @@ def distributions(result: ScoreResult, *, unit: str = "bits", bins: int = 40,
                   max_points: int = MAX_POINTS) -> alt.HConcatChart:
     """Three panels: the surprisal histogram, the GLTR rank buckets (fraction of tokens
     in the top 10 / 100 / 1000 / rest) and entropy against surprisal (a binned heat map
-    instead of points beyond ``max_points`` tokens, said in the subtitle)."""
+    instead of points beyond ``max_points`` tokens, said in the subtitle).  The three
+    fit a notebook's width (about 800 pixels) side by side."""
     import pandas as pd
 
     alt = _alt()
@@ -185,7 +188,7 @@ def distributions(result: ScoreResult, *, unit: str = "bits", bins: int = 40,
         y=alt.Y("tokens:Q", title="tokens"),
         tooltip=[alt.Tooltip("lo:Q", format=".2f"), alt.Tooltip("hi:Q", format=".2f"),
                  "tokens:Q", alt.Tooltip("fraction:Q", format=".1%")],
-    ).properties(width=260, height=200, title=_title("Surprisal histogram",
+    ).properties(width=220, height=200, title=_title("Surprisal histogram",
                                                      [f"{n:,} tokens, {bins} bins"]))
     fr = rank_bucket_fractions(result.rank)
     buckets = pd.DataFrame({"bucket": list(fr), "fraction": list(fr.values())})
@@ -196,9 +199,9 @@ def distributions(result: ScoreResult, *, unit: str = "bits", bins: int = 40,
         y=alt.Y("fraction:Q", title="fraction of tokens", axis=alt.Axis(format="%")),
         color=alt.Color("bucket:N", sort=order, legend=None,
                         scale=alt.Scale(domain=order,
-                                        range=["#fde2a4", "#f89a58", "#d24a63", "#4b176e"])),
+                                        range=["#e8b53a", "#f28e2b", "#d24a63", "#8f4e9f"])),
         tooltip=["bucket:N", alt.Tooltip("fraction:Q", format=".1%")],
-    ).properties(width=200, height=200, title=_title("Rank buckets (GLTR)",
+    ).properties(width=150, height=200, title=_title("Rank buckets (GLTR)",
                                                      ["1 = the model's top choice"]))
     lab_s, lab_e = f"surprisal ({unit})", f"entropy ({unit})"
     if n <= max_points:
@@ -207,7 +210,7 @@ def distributions(result: ScoreResult, *, unit: str = "bits", bins: int = 40,
             x=alt.X("entropy:Q", title=lab_e), y=alt.Y("surprisal:Q", title=lab_s),
             tooltip=["token:N", alt.Tooltip("surprisal:Q", format=".3f"),
                      alt.Tooltip("entropy:Q", format=".3f")])
-        note = [f"{n:,} tokens; above the diagonal: more surprising than expected"]
+        note = [f"{n:,} tokens", "above the diagonal: more surprising than expected"]
     else:
         grid, xe, ye = np.histogram2d(e, s, bins=40)
         xi, yi = np.nonzero(grid)
@@ -219,11 +222,12 @@ def distributions(result: ScoreResult, *, unit: str = "bits", bins: int = 40,
             color=alt.Color("tokens:Q", scale=alt.Scale(type="log", scheme="magma",
                                                         reverse=True)),
             tooltip=["tokens:Q"])
-        note = [f"{n:,} tokens binned into a 40x40 grid (too many for points)"]
+        note = [f"{n:,} tokens in a 40x40 grid", "above the diagonal: more surprising "
+                "than expected"]
     top = float(max(s.max(), e.max())) if n else 1.0
     diag = alt.Chart(pd.DataFrame({"x": [0.0, top], "y": [0.0, top]})).mark_line(
         color="#888", strokeDash=[4, 3]).encode(x="x:Q", y="y:Q")
-    ent = (sc + diag).properties(width=260, height=200,
+    ent = (sc + diag).properties(width=220, height=200,
                                  title=_title("Entropy against surprisal", note))
     return alt.hconcat(h, r, ent).properties(
         title=_title("Distributions", [_model_note(result)]))
@@ -272,25 +276,26 @@ def stride_sweep(text: str, lm: Any = None, *, max_length: int, strides: Sequenc
     if data is None:
         data = stride_sweep_frame(text, lm, max_length=max_length, strides=strides,
                                   **score_options)
-    long = pd.concat([pd.DataFrame({"stride": data["stride"], "unit": f"per {u}",
-                                    "perplexity": data[f"{u}_ppl"],
-                                    "cross_entropy": np.log(data[f"{u}_ppl"]) * f,
+    series = merge_equal_series({f"per {u}": data[f"{u}_ppl"].to_numpy(np.float64)
+                                 for u in PPL_UNITS})
+    long = pd.concat([pd.DataFrame({"stride": data["stride"], "unit": label,
+                                    "perplexity": ppl, "cross_entropy": np.log(ppl) * f,
                                     "mean_context": data["mean_context"]})
-                      for u in PPL_UNITS], ignore_index=True)
+                      for label, ppl in series.items()], ignore_index=True)
     x = alt.X("stride:Q", title="stride (smaller: more context per token)",
               scale=alt.Scale(type="log", base=2))
     ppl = alt.Chart(long).mark_line(point=True).encode(
         x=x, y=alt.Y("perplexity:Q", title="perplexity (log scale)",
                      scale=alt.Scale(type="log")),
-        color=alt.Color("unit:N", sort=[f"per {u}" for u in PPL_UNITS], title=None),
+        color=alt.Color("unit:N", sort=list(series), title=None),
         tooltip=["unit:N", "stride:Q", alt.Tooltip("perplexity:Q", format=".4g"),
                  alt.Tooltip("cross_entropy:Q", format=".4f", title=f"{unit} per unit"),
                  alt.Tooltip("mean_context:Q", format=".1f")],
-    ).properties(width=300, height=220, title="Perplexity")
-    cost = alt.Chart(data).mark_line(point=True, color="#4b176e").encode(
+    ).properties(width=250, height=220, title="Perplexity")
+    cost = alt.Chart(data).mark_line(point=True, color="#b279a2").encode(
         x=x, y=alt.Y("seconds:Q", title="seconds"),
         tooltip=["stride:Q", alt.Tooltip("seconds:Q", format=".2f"), "n_windows:Q"],
-    ).properties(width=300, height=220, title="Cost")
+    ).properties(width=250, height=220, title="Cost")
     max_len = int(data["max_length"].iloc[0]) if len(data) else max_length
     return alt.hconcat(ppl, cost).properties(title=_title(
         f"Stride sweep at max_length {max_len}",
@@ -311,30 +316,28 @@ def comparison(cmp: Comparison, *, a: int | str = 0, b: int | str = 1, unit: str
     table = pd.DataFrame(cmp.table())
     rows = []
     for u in PPL_UNITS:
-        head = ("per token: NOT comparable across tokenizers" if u == "token"
-                else f"per {u}")
+        head = TOKEN_HEAD if u == "token" else f"per {u}"
         for _, r in table.iterrows():
             rows.append({"label": r["label"], "unit": head, "perplexity": r[f"{u}_ppl"],
                          "comparable": "yes" if u != "token" else "no",
                          "units": int(r[f"n_{u}s"])})
     bars_data = pd.DataFrame(rows)
-    heads = [("per token: NOT comparable across tokenizers" if u == "token" else f"per {u}")
-             for u in PPL_UNITS]
+    heads = [TOKEN_HEAD if u == "token" else f"per {u}" for u in PPL_UNITS]
     bars = alt.Chart(bars_data).mark_bar().encode(
         x=alt.X("label:N", title=None, sort=list(cmp.labels), axis=alt.Axis(labelAngle=-30)),
-        y=alt.Y("perplexity:Q", title="perplexity"),
+        y=alt.Y("perplexity:Q", title=None),  # the chart's title says it: room for four
         color=alt.Color("label:N", sort=list(cmp.labels), title="model"),
         opacity=alt.Opacity("comparable:N", scale=alt.Scale(domain=["yes", "no"],
                                                             range=[1.0, 0.3]), legend=None),
         tooltip=["label:N", "unit:N", alt.Tooltip("perplexity:Q", format=".4g"), "units:Q"],
-    ).properties(width=150, height=180).facet(
+    ).properties(width=110, height=180).facet(
         column=alt.Column("unit:N", sort=heads, title=None,
                           header=alt.Header(labelFontWeight="bold")),
     ).resolve_scale(y="independent")
     bars = bars.properties(title=_title("Perplexity per unit", [
         "the total NLL is each model's, the denominator the text's: compare per word, "
-        "character or byte", "per-token bars (faded) divide by each model's own token "
-        "count: not comparable across tokenizers"]))
+        "character or byte", f"{TOKEN_HEAD}: NOT comparable across tokenizers (faded bars): "
+        "each model divides by its own token count"]))
 
     w = cmp.words(a, b)
     la, lb = w.attrs["a"], w.attrs["b"]

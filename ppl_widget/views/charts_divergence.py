@@ -15,6 +15,10 @@ from .charts import _alt, _title, check_unit
 
 #: KL below this (nats) counts in the lowest bin: the log axis needs a floor
 KL_FLOOR_NATS = 1e-6
+#: The marked statistics, in legend order, and their colours: apart from the bars' blue
+#: and from each other, readable on a light and a dark page.
+STATISTICS = ("median", "mean", "99%")
+STATISTIC_COLOURS = ("#e45756", "#f58518", "#9d755d")
 
 
 def kl_histogram(kl: np.ndarray, bins: int, factor: float = 1.0) -> pd.DataFrame:
@@ -46,8 +50,11 @@ def divergence(result: DivergenceResult, *, unit: str = "nats", bins: int = 40,
     hist = kl_histogram(result.kl, bins, factor)
     x = alt.X("lo:Q", scale=alt.Scale(type="log"),
               title=f"KL({base_label} ‖ {other_label}) per token ({unit}, log scale)")
-    bars = alt.Chart(hist).mark_bar(opacity=0.8).encode(
-        x=x, x2="hi:Q", y=alt.Y("count:Q", title="tokens"),
+    # each bar spans its bin and stands on zero (y2): without y2 Vega-Lite draws a ranged
+    # bar as a flat dash at its count; empty bins draw nothing
+    bars = alt.Chart(hist[hist["count"] > 0]).mark_bar(opacity=0.85).encode(
+        x=x, x2="hi:Q", y=alt.Y("count:Q", title="tokens", scale=alt.Scale(domainMin=0, nice=True)),
+        y2=alt.datum(0),
         tooltip=[alt.Tooltip("lo:Q", format=".3g", title="from"),
                  alt.Tooltip("hi:Q", format=".3g", title="to"),
                  alt.Tooltip("count:Q"), alt.Tooltip("share:Q", format=".1%")])
@@ -57,13 +64,14 @@ def divergence(result: DivergenceResult, *, unit: str = "nats", bins: int = 40,
     if len(result):
         s = result.summary()
         marks = pd.DataFrame({
-            "statistic": ["mean", "median", "99%"],
-            "value": [max(s["mean_kld"], KL_FLOOR_NATS) * factor,
-                      max(s["kld_median"], KL_FLOOR_NATS) * factor,
-                      max(s["kld_p99"], KL_FLOOR_NATS) * factor]})
-        rules = alt.Chart(marks).mark_rule(strokeDash=[4, 3]).encode(
+            "statistic": list(STATISTICS),
+            "value": [max(s[key], KL_FLOOR_NATS) * factor
+                      for key in ("kld_median", "mean_kld", "kld_p99")]})
+        rules = alt.Chart(marks).mark_rule(strokeDash=[4, 3], strokeWidth=2).encode(
             x=alt.X("value:Q", scale=alt.Scale(type="log")),
-            color=alt.Color("statistic:N", title=None),
+            color=alt.Color("statistic:N", title=None, sort=list(STATISTICS),
+                            scale=alt.Scale(domain=list(STATISTICS),
+                                            range=list(STATISTIC_COLOURS))),
             tooltip=[alt.Tooltip("statistic:N"), alt.Tooltip("value:Q", format=".4g")])
         layers.append(rules)
         notes.insert(0, f"mean {s['mean_kld'] * factor:.4g} ± {s['mean_kld_se'] * factor:.2g} "

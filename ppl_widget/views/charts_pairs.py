@@ -14,8 +14,9 @@ CRITERIA = {"total": ("accuracy", "total NLL"), "mean": ("accuracy_mean", "NLL p
 
 def pairs_accuracy_chart(df: pd.DataFrame, by: str = "phenomenon", *,
                          criterion: str = "total") -> Any:
-    """Bars of accuracy per group of ``by`` (any column of ``score_pairs``'s frame),
-    with the pair count in the tooltip and chance (0.5) as a rule.  ``criterion``:
+    """Horizontal bars of accuracy per group of ``by`` (any column of ``score_pairs``'s
+    frame): the group names, often long, read level beside their bars; the pair count in
+    the tooltip and chance (0.5) as a rule.  ``criterion``:
     ``"total"`` (``correct``: bad_nll > good_nll) or ``"mean"`` (per token)."""
     from .charts import _alt
 
@@ -27,14 +28,17 @@ def pairs_accuracy_chart(df: pd.DataFrame, by: str = "phenomenon", *,
     alt = _alt()
     base = alt.Chart(table)
     bars = base.mark_bar().encode(
-        x=alt.X(f"{by}:N", sort=None, title=by),
-        y=alt.Y(f"{column}:Q", scale=alt.Scale(domain=[0, 1]), title=f"accuracy ({label})"),
+        y=alt.Y(f"{by}:N", sort=None, title=by, axis=alt.Axis(labelLimit=320)),
+        x=alt.X(f"{column}:Q", scale=alt.Scale(domain=[0, 1]), title=f"accuracy ({label})"),
         tooltip=[alt.Tooltip(f"{by}:N"), alt.Tooltip(f"{column}:Q", format=".3f"),
                  alt.Tooltip("n_pairs:Q", title="pairs")])
-    chance = alt.Chart(pd.DataFrame({"chance": [0.5]})).mark_rule(strokeDash=[4, 4]).encode(
-        y="chance:Q")
+    chance = alt.Chart(pd.DataFrame({"chance": [0.5]})).mark_rule(
+        strokeDash=[5, 3], strokeWidth=2, color="#f58518").encode(
+        x="chance:Q")
     overall = float(df["correct" if criterion == "total" else "correct_mean"].mean())
+    subtitle = [f"{len(df)} pairs, overall {overall:.3f}; correct: the bad sentence has "
+                f"the higher {label}; dashed: chance (0.5)"]
     return (bars + chance).properties(
-        title=alt.TitleParams(f"Minimal pairs: accuracy by {by}",
-                              subtitle=[f"{len(df)} pairs, overall {overall:.3f}; "
-                                        f"correct: the bad sentence has the higher {label}"]))
+        width=360, height=alt.Step(28),
+        title=alt.TitleParams(f"Minimal pairs: accuracy by {by}", anchor="start",
+                              subtitle=subtitle))

@@ -10,6 +10,7 @@ given (the first ``limit``).  Text only ever reaches the page as text.
 from __future__ import annotations
 
 import math
+import warnings
 from typing import Any
 
 import anywidget
@@ -23,7 +24,9 @@ from .export import StaticPageOutput
 #: Pairs sent to the front end at most (the summary says how many there were).
 MAX_SHOWN = 500
 SORTS = ("input", "delta_asc", "delta_desc")
-_OWN_TRAITS = ("pairs", "n_total", "sort", "criterion", "unit")
+_OWN_TRAITS = ("pairs", "n_total", "sort", "criterion", "surprisal_unit")
+_UNIT_RENAMED = ("unit is deprecated: the pairs view's unit is surprisal_unit, as in every "
+                 "other view")
 
 
 class PairsWidget(StaticPageOutput, anywidget.AnyWidget):
@@ -36,7 +39,24 @@ class PairsWidget(StaticPageOutput, anywidget.AnyWidget):
     n_total = traitlets.Int(0).tag(sync=True)  # pairs in the frame (more than shown: limit)
     sort = traitlets.Enum(SORTS, "input").tag(sync=True)
     criterion = traitlets.Enum(("total", "mean"), "total").tag(sync=True)
-    unit = traitlets.Enum(("bits", "nats"), "bits").tag(sync=True)
+    surprisal_unit = traitlets.Enum(("bits", "nats"), "bits").tag(sync=True)
+
+    def __init__(self, **kwargs: Any):
+        if "unit" in kwargs:
+            warnings.warn(_UNIT_RENAMED, DeprecationWarning, stacklevel=2)
+            kwargs.setdefault("surprisal_unit", kwargs.pop("unit"))
+        super().__init__(**kwargs)
+
+    @property
+    def unit(self) -> str:
+        """Deprecated: ``surprisal_unit``."""
+        warnings.warn(_UNIT_RENAMED, DeprecationWarning, stacklevel=2)
+        return self.surprisal_unit
+
+    @unit.setter
+    def unit(self, value: str) -> None:
+        warnings.warn(_UNIT_RENAMED, DeprecationWarning, stacklevel=2)
+        self.surprisal_unit = value
 
     def _page_state(self) -> dict[str, Any]:
         return self.get_state([n for n in _OWN_TRAITS])
@@ -52,7 +72,8 @@ class PairsWidget(StaticPageOutput, anywidget.AnyWidget):
 
 
 def show_pairs(df: Any, lm: Any = None, *, label: str | None = None, sort: str = "input",
-               criterion: str = "total", unit: str = "bits", limit: int = MAX_SHOWN,
+               criterion: str = "total", surprisal_unit: str = "bits",
+               limit: int = MAX_SHOWN, unit: str | None = None,
                **score_options: Any) -> PairsWidget:
     """A widget of scored minimal pairs.
 
@@ -62,9 +83,13 @@ def show_pairs(df: Any, lm: Any = None, *, label: str | None = None, sort: str =
     ``label``: a column shown beside each pair (default ``phenomenon`` when there is
     one).  ``sort``: ``"input"``, ``"delta_asc"``, ``"delta_desc"``; ``criterion``:
     ``"total"`` (``delta``, ``correct``) or ``"mean"`` (``delta_mean``, ``correct_mean``).
+    ``surprisal_unit``: ``"bits"`` or ``"nats"`` (``unit``: its deprecated name).
     """
     from ..scoring.pairs import score_pairs
 
+    if unit is not None:
+        warnings.warn(_UNIT_RENAMED, DeprecationWarning, stacklevel=2)
+        surprisal_unit = unit
     frame = df if isinstance(df, pd.DataFrame) else pairs_frame(df)
     if not all(c in frame.columns for c in SCORE_COLUMNS):
         frame = score_pairs(frame, lm, **score_options)
@@ -74,7 +99,7 @@ def show_pairs(df: Any, lm: Any = None, *, label: str | None = None, sort: str =
         raise ValueError(f"label: no column {label!r} (columns: {list(frame.columns)})")
     rows = pairs_state(frame.head(limit), lm, label=label, **score_options)
     return PairsWidget(pairs=rows, n_total=len(frame), sort=sort, criterion=criterion,
-                       unit=unit)
+                       surprisal_unit=surprisal_unit)
 
 
 def pairs_state(frame: pd.DataFrame, lm: Any = None, *, label: str | None = None,

@@ -10,6 +10,7 @@ import { displayToken, fmtExact, fmtInt, fmtProb } from "../format.js";
 import { ItemTips } from "../item_tips.js";
 import { legendStrip } from "../legend_strip.js";
 import { ModelListeners } from "../lifecycle.js";
+import { TRAIT_SURPRISAL_UNIT } from "../protocol.js";
 import { followTheme, setPaletteVars } from "../theme.js";
 import { fmtSurprisal, Tooltip } from "../tooltip.js";
 import { asUnit, fmtDelta, unitSelect } from "../units.js";
@@ -62,7 +63,7 @@ export class PairsView {
   }
 
   _listen() {
-    for (const t of ["pairs", "sort", "criterion", "unit"]) this.listeners.on(`change:${t}`, () => this._load());
+    for (const t of ["pairs", "sort", "criterion", TRAIT_SURPRISAL_UNIT]) this.listeners.on(`change:${t}`, () => this._load());
     const bind = (el, trait) =>
       el.addEventListener("change", () => {
         this.model.set(trait, el.value);
@@ -71,7 +72,7 @@ export class PairsView {
       });
     bind(this.sortPick, "sort");
     bind(this.criterionPick, "criterion");
-    bind(this.unitPick, "unit");
+    bind(this.unitPick, TRAIT_SURPRISAL_UNIT);
   }
 
   _load() {
@@ -79,7 +80,7 @@ export class PairsView {
     const pairs = m.get("pairs") || [];
     const sort = m.get("sort") || "input";
     const criterion = CRITERIA[m.get("criterion")] ? m.get("criterion") : "total";
-    const unit = asUnit(m.get("unit"));
+    const unit = asUnit(m.get(TRAIT_SURPRISAL_UNIT));
     Object.assign(this, { unit, criterion });
     this.sortPick.value = sort;
     this.criterionPick.value = criterion;
