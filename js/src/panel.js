@@ -218,7 +218,9 @@ export function describeSettings(st) {
   add("top-k", st.top_k);
   add("unigram", st.unigram);
   if (st.ci != null) add("intervals", `${Math.round(st.ci * 100)}% bootstrap`);
-  const dev = [st.device, st.dtype].filter((x) => x != null && x !== "").join(" · ");
+  // bf16 on a CPU: which matrix products ran (measured faster there, bf16_products.py)
+  const dtype = st.dtype && st.bf16_products ? `${st.dtype} (${st.bf16_products} products)` : st.dtype;
+  const dev = [st.device, dtype].filter((x) => x != null && x !== "").join(" · ");
   add("device", dev);
   return out;
 }
