@@ -207,49 +207,7 @@ def test_bad_device_and_dtype(tiny_gpt2):
         load_model(42)
 
 
-def test_bfloat16_on_a_cpu_without_native_bf16_multiplies_in_float32(tiny_llama, monkeypatch):
-    """Without native bf16 products, load_model(dtype="bfloat16") keeps bf16 weights and
-    makes every linear product float32 (rounded to bf16 after, as a native product is):
-    the scores stay those of a bf16 model.  A bf16 model given as it is stays as it is,
-    with a warning."""
-    import copy
-    import warnings
-
-    import numpy as np
-    import torch
-
-    from ppl_widget import score
-    from ppl_widget.scoring import devices
-
-    text = "The keeper climbed the stairs each evening to light the lamp."
-    pair = lambda: (copy.deepcopy(tiny_llama.model), tiny_llama.tokenizer)  # noqa: E731
-    monkeypatch.setattr(devices, "cpu_has_native_bf16", lambda: True)
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        native = load_model(pair(), device="cpu", dtype="bfloat16")
-    assert not any(getattr(m, "fp32_products", False) for m in native.model.modules())
-    monkeypatch.setattr(devices, "cpu_has_native_bf16", lambda: False)
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        lm = load_model(pair(), device="cpu", dtype="bfloat16")
-    assert str(lm.dtype) == "torch.bfloat16"  # the user's choice stands: bf16 weights
-    linears = [m for m in lm.model.modules() if isinstance(m, torch.nn.Linear)]
-    assert linears and all(m.fp32_products and m.weight.dtype == torch.bfloat16
-                           for m in linears)
-    x = torch.randn(3, linears[0].in_features).to(torch.bfloat16)
-    exact = x.double() @ linears[0].weight.double().T
-    assert linears[0](x).dtype == torch.bfloat16
-    torch.testing.assert_close(linears[0](x).double(), exact, rtol=2**-8, atol=1e-6)
-    fp32 = score(text, tiny_llama, max_length=16)
-    ours, theirs = score(text, lm, max_length=16), score(text, native, max_length=16)
-    # both bf16 runs sit as far from float32 as bf16 allows, and close to each other
-    scale = np.abs(theirs.surprisal - fp32.surprisal).max() + 1e-3
-    assert np.abs(ours.surprisal - fp32.surprisal).max() < 3 * scale
-    assert np.abs(ours.surprisal - theirs.surprisal).max() < 3 * scale
-    as_given = (copy.deepcopy(tiny_llama.model).to(torch.bfloat16), tiny_llama.tokenizer)
-    with pytest.warns(RuntimeWarning, match="no native bfloat16 .* dtype='bfloat16'"):
-        kept = load_model(as_given)
-    assert not any(getattr(m, "fp32_products", False) for m in kept.model.modules())
+# bfloat16 on a CPU (which products, measured): tests/test_bf16_products.py
 
 
 def test_a_cache_that_cannot_be_written_warns_and_still_loads(tmp_path, monkeypatch):

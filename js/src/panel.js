@@ -223,7 +223,9 @@ export function describeSettings(st) {
   add("top-k", st.top_k);
   add("unigram", st.unigram);
   if (st.ci != null) add("intervals", `${Math.round(st.ci * 100)}% bootstrap`);
-  if (windowed) add("device", [st.device, st.dtype].filter((x) => x != null && x !== "").join(" · "));
+  // bf16 on a CPU: which matrix products ran (measured faster there, bf16_products.py)
+  const dtype = st.dtype && st.bf16_products ? `${st.dtype} (${st.bf16_products} products)` : st.dtype;
+  if (windowed) add("device", [st.device, dtype].filter((x) => x != null && x !== "").join(" · "));
   return out;
 }
 

@@ -52,23 +52,22 @@ def resolve_device(device: str | Any = "auto") -> Any:
     return dev
 
 
-def cpu_has_native_bf16() -> bool:
-    """Whether this CPU multiplies bfloat16 matrices natively (AVX512-BF16 or AMX, as
-    oneDNN sees it); without, bfloat16 is emulated and slower than float32."""
+def cpu_bf16(dtype: Any, device: Any) -> bool:
+    """bfloat16 on a CPU, where the faster of torch's bf16 products and float32 ones is
+    measured (``bf16_products.py``): AVX512-BF16 or AMX alone does not say which."""
     import torch
 
-    try:
-        return bool(torch.ops.mkldnn._is_mkldnn_bf16_supported())
-    except (AttributeError, RuntimeError):
-        return False
+    return device.type == "cpu" and dtype == torch.bfloat16
 
 
-def emulated_bf16(dtype: Any, device: Any) -> bool:
-    """bfloat16 on a CPU without native bf16 products, where torch emulates them
-    (``fp32_products.py`` multiplies in float32 instead)."""
-    import torch
-
-    return device.type == "cpu" and dtype == torch.bfloat16 and not cpu_has_native_bf16()
+def precision_settings(lm: Any) -> dict[str, Any]:
+    """What a result's settings say of the model's precision: its dtype and, for bf16 on
+    a CPU, which matrix products ran (``bf16_products``: ``native`` or ``float32``)."""
+    out: dict[str, Any] = {"dtype": str(lm.dtype).replace("torch.", "")}
+    products = getattr(lm, "bf16_products", None)
+    if products is not None:
+        out["bf16_products"] = products
+    return out
 
 
 def resolve_dtype(dtype: str | Any, device: Any) -> Any:

@@ -267,7 +267,7 @@ def compile_body(lm: Any) -> Any:
 def blocked_head(head: Any) -> Callable[[Any], Any] | None:
     """fp32 logits of a plain linear head (no bias) on a CPU, a block of vocabulary rows
     per product (``CPU_HEAD_BLOCK``); float32 products where the head has them
-    (``fp32_products.py``: bf16 on a CPU without native bf16), so its logits are not
+    (``fp32_products.py``: bf16 on a CPU where they measured faster), so its logits are not
     rounded to bf16.  None for any other head, which is called as a module (a quantized
     subclass, a head with hooks, one on another device)."""
     import torch

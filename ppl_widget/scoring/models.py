@@ -11,7 +11,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .devices import emulated_bf16, resolve_device, resolve_dtype
+from .bf16_products import choose_bf16_products
+from .devices import cpu_bf16, resolve_device, resolve_dtype
 from .fp32_products import use_fp32_products
 from .gguf import DEFAULT_MODEL_NAME, default_gguf_path, load_gguf, load_gguf_tokenizer
 from .load_progress import FirstLoadLine, LoadProgress
@@ -39,6 +40,9 @@ class LoadedModel:
     dtype: Any  # torch.dtype
     #: the body compiled by ``compile()`` (torch.compile), or None: scored eagerly
     compiled_body: Any = field(default=None, repr=False, compare=False)
+    #: a bf16 model on a CPU: its matrix products, ``"native"`` (torch's bf16) or
+    #: ``"float32"`` (from the bf16 weights; ``bf16_products.py``); None elsewhere
+    bf16_products: str | None = None
 
     @property
     def context_length(self) -> int | None:
@@ -93,7 +97,8 @@ class LoadedModel:
 
     def __repr__(self) -> str:
         compiled = ", compiled" if self.compiled_body is not None else ""
-        return f"<LoadedModel {self.name} on {self.device} ({self.dtype}{compiled})>"
+        products = f", {self.bf16_products} products" if self.bf16_products else ""
+        return f"<LoadedModel {self.name} on {self.device} ({self.dtype}{products}{compiled})>"
 
 
 def check_tokenizer(tokenizer: Any) -> None:
@@ -220,21 +225,40 @@ def _load_model(spec: Any, device: str | Any, dtype: str | Any, trust_remote_cod
             raise ModelLoadError(f"could not move the model to {dev} as {dt}: "
                                  f"{one_line(exc)}; try device='cpu' or another "
                                  "dtype") from exc
-        if emulated_bf16(dt, dev):  # bf16 weights, float32 products: ~6x faster here
+        products = choose_bf16_products(model).path if cpu_bf16(dt, dev) else None
+        if products == "float32":  # bf16 weights, float32 products: faster on this CPU
             use_fp32_products(model)
     else:
         param = next(model.parameters())
         dev, dt = param.device, param.dtype
         if device_map is not None:  # inputs go where the embeddings are
             dev = model.get_input_embeddings().weight.device
-        if emulated_bf16(dt, dev):  # the caller's model, left as it is
-            warnings.warn("this CPU has no native bfloat16 matrix products (AVX512-BF16 or "
-                          "AMX): this bfloat16 model runs them emulated, several times "
-                          "slower than float32; load_model(..., dtype='bfloat16') makes its "
-                          "products float32 (bf16 weights kept), dtype='float32' too",
-                          RuntimeWarning, stacklevel=3)
+        products = _given_bf16_products(model, dev, dt)
     model.eval()
-    return LoadedModel(model=model, tokenizer=tokenizer, name=str(name), device=dev, dtype=dt)
+    return LoadedModel(model=model, tokenizer=tokenizer, name=str(name), device=dev, dtype=dt,
+                       bf16_products=products)
+
+
+#: A caller's bf16 model, run as given, warns where torch's bf16 products measured this
+#: many times slower than float32 ones from the same weights (the emulated case: ~6x).
+WARN_NATIVE_SLOWDOWN = 1.5
+
+
+def _given_bf16_products(model: Any, dev: Any, dt: Any) -> str | None:
+    """The products of the caller's bf16 model on a CPU, left as they are, with a warning
+    where float32 products measured much faster on this CPU."""
+    if not cpu_bf16(dt, dev):
+        return None
+    if any(getattr(m, "fp32_products", False) for m in model.modules()):
+        return "float32"  # a model load_model already gave them
+    slowdown = choose_bf16_products(model).native_slowdown()
+    if slowdown >= WARN_NATIVE_SLOWDOWN:
+        warnings.warn(f"on this CPU torch's bfloat16 matrix products measured {slowdown:.1f}x "
+                      "slower than float32 products from the same bf16 weights: this "
+                      "bfloat16 model, as given, runs torch's; load_model(..., "
+                      "dtype='bfloat16') gives it the faster ones (bf16 weights kept), "
+                      "dtype='float32' runs float32 throughout", RuntimeWarning, stacklevel=4)
+    return "native"
 
 
 def _gguf_file(spec: str) -> Path | None:

@@ -17,6 +17,7 @@ from ..core.text_units import DEFAULT_WORD_PATTERN, WordSpec
 from ..core.validation import as_count, check_text
 from ..core.windows import check_window_params
 from .context import Context, check_context
+from .devices import precision_settings
 from .forward import MAX_LOGIT_ELEMENTS_CUDA
 from .models import LoadedModel, as_loaded
 from .prepare import adds_bos, keep_scored, prepare, prepare_ahead
@@ -149,7 +150,7 @@ def stream_any_text(text: str, lm: Any = None, *, max_length: int | None = None,
     settings = {  # prefix_token and n_windows are filled in once the text is tokenized
         "model": lm.name, "max_length": max_length, "stride": stride, "prefix": prefix,
         "prefix_token": None, "add_eos": add_eos, "top_k": forward.top_k,
-        "device": str(lm.device), "dtype": str(lm.dtype).replace("torch.", ""),
+        "device": str(lm.device), **precision_settings(lm),
         "words": str(words) if words is not None else DEFAULT_WORD_PATTERN, "n_windows": 0,
         "prefix_every_window": prefix_every_window, "context_tokens": 0,
         "protocol": protocol,

@@ -18,6 +18,7 @@ import numpy as np
 
 from ..core.validation import as_count
 from ..core.word_list import WordListError, check_sep, check_words, join_words, word_surprisals
+from .devices import precision_settings
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -120,7 +121,7 @@ def _packed_settings(lm: Any, max_length: int, stride: int,
     group scored by score(), replace them: it names its windows)."""
     return {"model": lm.name, "max_length": max_length, "stride": stride,
             "prefix": options.get("prefix", "bos"), "add_eos": options.get("add_eos", False),
-            "top_k": 0, "device": str(lm.device), "dtype": str(lm.dtype).replace("torch.", ""),
+            "top_k": 0, "device": str(lm.device), **precision_settings(lm),
             "n_windows": 1, "packed": True}
 
 

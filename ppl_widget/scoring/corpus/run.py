@@ -30,6 +30,7 @@ from ...core.protocols import plan_protocol
 from ...core.result import TOKEN_ARRAYS, ScoreResult
 from ...core.text_units import DEFAULT_WORD_PATTERN, WordSpec
 from ...core.validation import as_count
+from ..devices import precision_settings
 from ..forward import BatchedForward, is_oom
 from ..model_kind import ScoringModel
 from ..models import LoadedModel, load_model
@@ -143,7 +144,7 @@ class CorpusRun:
         self.settings = {
             "model": lm.name, "max_length": self.max_length, "stride": self.stride,
             "prefix": prefix, "add_eos": add_eos, "top_k": self.top_k,
-            "dtype": str(lm.dtype).replace("torch.", ""),
+            **precision_settings(lm),
             "words": str(words) if words is not None else DEFAULT_WORD_PATTERN,
             "n_documents": len(docs), "ids_digest": ids_digest(docs.ids),
             "source": docs.source, "context_field": context_field, "protocol": protocol,
@@ -357,7 +358,7 @@ class CorpusRun:
             "model": self.lm.name, "max_length": self.max_length, "stride": self.stride,
             "prefix": self.prefix, "prefix_token": prep.prefix_token, "add_eos": self.add_eos,
             "top_k": self.top_k, "device": str(self.lm.device),
-            "dtype": self.settings["dtype"], "words": self.settings["words"],
+            **precision_settings(self.lm), "words": self.settings["words"],
             "n_windows": len(windows), "batch_size": self.batch_size,
             **prep.context_settings(), "protocol": self.protocol,
         }
