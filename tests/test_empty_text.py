@@ -13,6 +13,9 @@ from ppl_widget import score
 from ppl_widget.core.validation import check_text
 
 RULE = r"is empty: there is nothing to score \(a text needs at least one character; "
+#: a file or a cell: whitespace alone is as empty (check_text(blank_ok=False))
+BLANK_RULE = (r"there is nothing to score \(a text needs at least one character besides "
+              r"whitespace; ")
 
 
 def test_the_rule():
@@ -84,5 +87,9 @@ def test_the_line_magic_names_the_source():
     shell.run_line_magic("load_ext", "ppl_widget")
     # an empty %%surprisal cell is IPython's own error ("the cell body is empty")
     shell.user_ns["nothing"] = ""
-    with pytest.raises(UsageError, match="'nothing' " + RULE + "--add-eos"):
+    with pytest.raises(UsageError, match="'nothing' is empty: " + BLANK_RULE + "--add-eos"):
         shell.run_line_magic("surprisal", "nothing --model no/such-model")
+    shell.user_ns["blank"] = " \n\t "
+    with pytest.raises(UsageError, match="'blank' holds only whitespace \\(no word\\): "
+                       + BLANK_RULE + "--add-eos"):
+        shell.run_line_magic("surprisal", "blank --model no/such-model")
