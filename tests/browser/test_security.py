@@ -183,9 +183,11 @@ def test_reload_from_saved_widget_state_keeps_payloads_inert(battery, lab):
         page.evaluate("() => window.jupyterapp.shell.currentWidget.sessionContext.shutdown()")
         page.wait_for_timeout(1000)
         page.reload()
+        # (120 s: a fresh-clone CI run once took over 60 s to rebuild them, beside a busy
+        # kernel of an earlier test; alone it takes seconds)
         page.wait_for_function(
             f"n => document.querySelectorAll('{WIDGET} .pplw-status-done').length >= n",
-            arg=len(PAYLOADS) + 1, timeout=60_000)
+            arg=len(PAYLOADS) + 1, timeout=120_000)
         # the widget views (not the static text/html fallback) drew them, with no kernel
         # that ever held these widgets
         assert page.locator(".pplw-static").count() == 0
