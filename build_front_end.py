@@ -17,7 +17,7 @@ ROOT = Path(__file__).resolve().parent
 #: the built files every widget and exported page loads (pyproject's ensured-targets)
 BUNDLE = [ROOT / "ppl_widget" / "static" / name
           for name in ("widget.js", "static.js", "compare.js", "pairs.js", "reading.js", "live.js",
-                       "live_worker.js", "coi-serviceworker.js")]
+                       "live_worker.js", "coi-on-demand.js", "coi-serviceworker.js")]
 
 
 class FrontEndBuildError(RuntimeError):

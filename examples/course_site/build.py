@@ -11,7 +11,8 @@ into a Jupyter Book's static files unchanged where the build can reach its theme
                                          [--transformer fp32|int8|q4]
 
 Writes ``DIR/index.html`` (the lesson), ``DIR/live/`` (export_live_page),
-``DIR/frozen.html`` (ScoreResult.to_html) and ``DIR/coi-serviceworker.js`` (cross-origin
+``DIR/frozen.html`` (ScoreResult.to_html) and ``DIR/coi-serviceworker.js`` with its
+policy ``DIR/coi-on-demand.js`` (cross-origin
 isolation on a host that sends no COOP/COEP headers: threads for a transformer).  The live
 page lists its models with their sizes; a transformer is downloaded only when the reader
 picks it.
@@ -32,6 +33,7 @@ LESSON = """\
 <html lang="en"><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>Surprisal, live</title>
+<script src="coi-on-demand.js"></script>
 <script src="coi-serviceworker.js"></script>
 <style>
 :root {{ color-scheme: light dark; --fg: #1f1f1f; --bg: #ffffff; --muted: #555; --rule: #ddd; }}
@@ -105,8 +107,11 @@ def build(out: Path, frozen_model: str = "default", transformer: str | None = No
     models = live_models(sentences, None if more_models else transformer) + (more_models or [])
     export_live_page(out / "live", models, text=TEXT, title="Type here: surprisal, live")
     # the lesson too is made cross-origin isolated by the service worker (a frame is
-    # isolated only inside an isolated page): the live page's transformer gets its threads
-    shutil.copyfile(out / "live" / "coi-serviceworker.js", out / "coi-serviceworker.js")
+    # isolated only inside an isolated page): the live page's transformer gets its threads.
+    # On demand: the worker registers on the first visit, and the lesson reloads once only
+    # when the reader picks the transformer, so the bigram's first colours never wait.
+    for name in ("coi-on-demand.js", "coi-serviceworker.js"):
+        shutil.copyfile(out / "live" / name, out / name)
     frozen = frozen_result(frozen_model, sentences)
     frozen.to_html(out / "frozen.html")
     more = "".join(f"; the menu above it also has <strong>{html.escape(m.name)}</strong>"

@@ -11,3 +11,5 @@ const from = join(here, "..", "node_modules", "coi-serviceworker", "coi-servicew
 const out = join(here, "..", "..", "ppl_widget", "static");
 mkdirSync(out, { recursive: true });
 copyFileSync(from, join(out, "coi-serviceworker.js"));
+// its policy on this page: register at once, reload only when a transformer needs threads
+copyFileSync(join(here, "..", "src", "live", "coi_on_demand.js"), join(out, "coi-on-demand.js"));

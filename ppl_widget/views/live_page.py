@@ -33,10 +33,12 @@ from .assets import bundle_path
 
 FORMAT = "ppl-widget-live"
 #: the built files the page loads, copied beside index.html
-PAGE_FILES = ("live.js", "live_worker.js", "widget.css", "coi-serviceworker.js")
+PAGE_FILES = ("live.js", "live_worker.js", "widget.css", "coi-on-demand.js", "coi-serviceworker.js")
 #: the service worker (coi-serviceworker) that makes the page cross-origin isolated where
 #: the host sends no COOP/COEP headers: onnxruntime-web's threads need SharedArrayBuffer
 COI_WORKER = "coi-serviceworker.js"
+#: its policy, loaded before it: register on the first visit, reload only for a transformer
+COI_ON_DEMAND = "coi-on-demand.js"
 #: no request leaves the folder ('wasm-unsafe-eval': a WebAssembly model kind needs it)
 _CSP = ("default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; worker-src 'self' blob:; "
         "connect-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; "
@@ -106,8 +108,9 @@ def page_html(title: str) -> str:
             f"<style>{_PAGE_CSS}</style></head><body>"
             f"<h1 class=\"pplv-title\" style=\"font-size:18px\">{html.escape(title)}</h1>"
             '<div id="pplv"><noscript>This page scores text with JavaScript.</noscript></div>'
-            # before the page's module: it registers itself and reloads the page once
-            f'<script src="{COI_WORKER}"></script>'
+            # before the page's module: the worker registers on the first visit; the page
+            # reloads once for it only when a transformer is about to load
+            f'<script src="{COI_ON_DEMAND}"></script><script src="{COI_WORKER}"></script>'
             '<script type="module" src="live.js"></script></body></html>\n')
 
 

@@ -11,6 +11,7 @@ import { MSG_CANCEL, MSG_CHUNK, MSG_DONE, MSG_ERROR, MSG_SETTINGS_ERROR, STATUS_
 import { MSG_SETTINGS } from "./run.js";
 import { fittedWait, progressText, sizeText } from "./loading.js";
 import { loadsOnDemand } from "./models/on_demand.js";
+import { reloadForIsolation, reloadWouldIsolate, takeSavedState } from "./isolation.js";
 
 /** The anywidget model a PplView reads, backed by the page; its custom messages come from
  * the worker, and a change the view saves (text, window settings) starts a new run. */
@@ -38,6 +39,9 @@ export class LiveModel extends StaticModel {
 }
 
 const PARAM_MODEL = "model";
+/** What survives the one reload for isolation, beside the model: the text and the view's own
+ * choices (the window settings are the model's, as on any change of model). */
+const KEPT = ["text", "level", "surprisal_unit", "color_mode", "show_boundaries", "bow_correction"];
 const EDIT_NOTE = "Edit the text: your browser scores it again as you type (nothing leaves this page).";
 
 /** Draw the live page in `box` from the manifest at `base` (the page's folder URL). */
@@ -50,8 +54,18 @@ export async function mountLive(box, base = document.baseURI) {
   const manifest = await res.json();
   const entries = manifest.models || [];
   if (!entries.length) throw new Error("manifest.json lists no model");
-  const wanted = new URLSearchParams(location.search).get(PARAM_MODEL);
+  const saved = takeSavedState(); // what the reader did before the reload for isolation
+  const wanted = saved?.model ?? new URLSearchParams(location.search).get(PARAM_MODEL);
   let entry = entries.find((e) => e.name === wanted) || entries[0];
+  // a page that opens on a transformer is isolated first (threads), before anything runs
+  if (loadsOnDemand(entry.kind) && reloadWouldIsolate() && (await reloadForIsolation({ model: entry.name, ...saved }))) {
+    return new Promise(() => {}); // the page is reloading
+  }
+  if (saved?.model === entry.name) {
+    const url = new URL(location.href);
+    url.searchParams.set(PARAM_MODEL, entry.name); // a later reload opens on it too
+    history.replaceState(null, "", url);
+  }
 
   // ---- the page's own controls: which model, and what loaded --------------------------
   const picker = h("select", { class: "pplv-model", attrs: { "aria-label": "Model" } });
@@ -121,6 +135,7 @@ export async function mountLive(box, base = document.baseURI) {
       level: "token",
       surprisal_unit: "bits",
       bow_correction: false,
+      ...Object.fromEntries(KEPT.filter((k) => saved && k in saved).map((k) => [k, saved[k]])),
     },
     () => schedule(),
     (content) => {
@@ -223,8 +238,27 @@ export async function mountLive(box, base = document.baseURI) {
     model.set("status", STATUS_ERROR);
   };
 
+  let reloading = false;
   picker.addEventListener("change", () => {
-    entry = entries.find((e) => e.name === picker.value) || entry;
+    const next = entries.find((e) => e.name === picker.value) || entry;
+    if (reloading) return;
+    if (loadsOnDemand(next.kind) && !loads.has(next.name) && reloadWouldIsolate()) {
+      // threads first: one reload (what the reader did is kept), then the download
+      reloading = true;
+      note(next.name, "reloading the page once, for threads (cross-origin isolation)…", false);
+      const state = { model: next.name, ...Object.fromEntries(KEPT.map((k) => [k, model.get(k)])) };
+      reloadForIsolation(state).then((gone) => {
+        if (gone) return;
+        reloading = false; // the worker never came: load it with one thread
+        choose(next);
+      });
+      return;
+    }
+    choose(next);
+  });
+
+  function choose(next) {
+    entry = next;
     const url = new URL(location.href);
     url.searchParams.set(PARAM_MODEL, entry.name);
     history.replaceState(null, "", url);
@@ -236,7 +270,7 @@ export async function mountLive(box, base = document.baseURI) {
     showLoading();
     fitWait();
     start();
-  });
+  }
 
   // the model shown cannot load: show the first one that can (the n-gram is small)
   function fallBack(failed) {
@@ -260,27 +294,9 @@ export async function mountLive(box, base = document.baseURI) {
   return { model, view, worker, status, timings, loads };
 }
 
-/**
- * Resolves once the page will not reload for cross-origin isolation: coi-serviceworker
- * (loaded before this module) reloads a page its worker does not control yet, and a page
- * started before that reload would lose what its reader did.  Without the worker (no
- * secure context, no service workers, a host that sends the headers) it resolves at once;
- * if the reload never comes, after `waitMs`.
- */
-export async function isolationSettled(waitMs = 4000) {
-  const sw = typeof navigator !== "undefined" ? navigator.serviceWorker : null;
-  const coi = typeof document !== "undefined" && document.querySelector('script[src$="coi-serviceworker.js"]');
-  if (self.crossOriginIsolated || !sw || !self.isSecureContext || !coi) return;
-  const later = () => new Promise((resolve) => setTimeout(() => resolve(false), waitMs));
-  const active = await Promise.race([sw.ready.then(() => true), later()]);
-  if (!active || sw.controller) return; // it could not register, or it already controls the page
-  await later(); // its reload is under way
-}
-
 const box = typeof document !== "undefined" ? document.getElementById("pplv") : null;
 if (box) {
-  isolationSettled()
-    .then(() => mountLive(box))
+  mountLive(box)
     .then((live) => {
       box.pplwLive = live; // for tests and the curious
       box.classList.add("pplv-ready");
