@@ -18,6 +18,7 @@ import time
 
 import nbformat
 import pytest
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from .conftest import ARTIFACTS, ROOT, offline_context
 from .test_jupyterlab import (
@@ -182,12 +183,20 @@ def test_reload_from_saved_widget_state_keeps_payloads_inert(battery, lab):
         assert sum(m["model_name"] == "AnyModel" for m in saved.values()) == len(PAYLOADS) + 1
         page.evaluate("() => window.jupyterapp.shell.currentWidget.sessionContext.shutdown()")
         page.wait_for_timeout(1000)
-        page.reload()
-        # (120 s: a fresh-clone CI run once took over 60 s to rebuild them, beside a busy
-        # kernel of an earlier test; alone it takes seconds)
-        page.wait_for_function(
-            f"n => document.querySelectorAll('{WIDGET} .pplw-status-done').length >= n",
-            arg=len(PAYLOADS) + 1, timeout=120_000)
+        # JupyterLab starts a new kernel as the page reloads, and in fresh-clone CI runs its
+        # widget manager sometimes lost the race with it ("Error displaying widget: model
+        # not found", every widget; warm runs never did): one more reload, then it must hold
+        rebuilt = f"n => document.querySelectorAll('{WIDGET} .pplw-status-done').length >= n"
+        for attempt in (1, 2):
+            page.reload()
+            try:
+                page.wait_for_function(rebuilt, arg=len(PAYLOADS) + 1, timeout=90_000)
+                break
+            except PlaywrightTimeout:
+                lost = page.get_by_text("model not found").count()
+                if attempt == 2 or not lost:
+                    raise
+                print(f"reload {attempt}: {lost} widgets lost to the kernel race; reloading")
         # the widget views (not the static text/html fallback) drew them, with no kernel
         # that ever held these widgets
         assert page.locator(".pplw-static").count() == 0
