@@ -9,8 +9,7 @@
   window.coi = Object.assign({}, own, {
     onDemand: true,
     quiet: true,
-    doReload: function () {
-      window.coiWorkerRegistered = true; // what isolation.js waits for
-    },
+    // no reload now: isolation.js asks the registration itself when a transformer needs it
+    doReload: function () {},
   });
 })();

@@ -35,14 +35,14 @@ export function reloadWouldIsolate() {
 export async function reloadForIsolation(state, waitMs = 3000) {
   const top = topWindow();
   if (!top) return false;
+  const serving = (reg) => !!(reg && reg.active && reg.active.state === "activated"); // navigations too
   const until = performance.now() + waitMs;
-  let reg = null;
-  while (performance.now() < until) {
-    reg = await navigator.serviceWorker.getRegistration(top.location.href).catch(() => null);
-    if (reg && reg.active && reg.active.state === "activated") break; // it serves navigations
-    await new Promise((resolve) => setTimeout(resolve, 50));
+  let ready = false;
+  while (!ready && performance.now() < until) {
+    ready = serving(await navigator.serviceWorker.getRegistration(top.location.href).catch(() => null));
+    if (!ready) await new Promise((resolve) => setTimeout(resolve, 50));
   }
-  if (!reg || !reg.active || reg.active.state !== "activated") return false;
+  if (!ready) return false;
   try {
     sessionStorage.setItem(TRIED, String(Date.now()));
     sessionStorage.setItem(stateKey(), JSON.stringify(state));
