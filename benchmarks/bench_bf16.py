@@ -1,5 +1,5 @@
 """bfloat16 on this CPU: score() in bfloat16 beside float32, with the matrix products
-load_model chose here (``scoring/bf16_products.py``: torch's own bf16 products or float32
+load_model chose here (``scoring/kinds/hf/bf16_products.py``: torch's own bf16 products or float32
 ones from the bf16 weights, whichever measured faster) and with the other ones forced.
 
 Prints the choice (the CPU key, measured or cached, each path's GFLOP/s on the timed
@@ -33,7 +33,7 @@ def bf16_copy(lm, path: str | None):
     """``lm`` loaded again in bfloat16 on the CPU: the products load_model chooses
     (``path`` None) or ``path`` forced through the override."""
     from ppl_widget import load_model
-    from ppl_widget.scoring.bf16_products import ENV
+    from ppl_widget.scoring.kinds.hf.bf16_products import ENV
 
     before = os.environ.pop(ENV, None)
     try:
@@ -62,14 +62,14 @@ def main() -> None:
     import torch
 
     from ppl_widget import load_model, score
-    from ppl_widget.scoring.bf16_products import (
+    from ppl_widget.scoring.kinds.hf.bf16_products import (
         CACHE_FILE,
         POSITIONS,
         choose_bf16_products,
         cpu_key,
         typical_weight,
     )
-    from ppl_widget.scoring.model_cache import cache_root
+    from ppl_widget.scoring.kinds.model_cache import cache_root
 
     if args.threads:
         torch.set_num_threads(args.threads)

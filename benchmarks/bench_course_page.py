@@ -67,7 +67,7 @@ def course_build() -> Any:
 
 
 def transformer(args: argparse.Namespace) -> Any:
-    from ppl_widget.scoring.onnx_files import OnnxLiveModel
+    from ppl_widget.scoring.kinds.onnx.onnx_files import OnnxLiveModel
 
     if args.smoke:
         from tiny_llama import tiny_llama

@@ -78,7 +78,7 @@ def main() -> None:
     parser.add_argument("--model", default=None, help="the base model, anything load_model "
                         "takes (default: the embedded SmolLM2); the other is its Q4_0 copy")
     parser.add_argument("--other", default=None, help="the other model (default: a Q4_0 "
-                        "copy of the base's weights, ppl_widget.scoring.quantize)")
+                        "copy of the base's weights, ppl_widget.scoring.kinds.gguf.quantize)")
     parser.add_argument("--smoke", action="store_true",
                         help="a tiny random Llama and a perturbed copy: runs anywhere, fast")
     args = parser.parse_args()
@@ -86,7 +86,7 @@ def main() -> None:
     import torch
 
     from ppl_widget import divergence, load_model, score
-    from ppl_widget.scoring.quantize import quantized_copy
+    from ppl_widget.scoring.kinds.gguf.quantize import quantized_copy
 
     if args.smoke:
         base = tiny_llama([TEXT], max_positions=256)

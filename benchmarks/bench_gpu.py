@@ -117,10 +117,10 @@ def bench_model(kind: str, args: argparse.Namespace, text: str, tokenizer: Any,
           f"non-embedding), vocabulary {model.get_output_embeddings().weight.shape[0]}, "
           f"{lm.dtype}, attention {model.config._attn_implementation}; {n_tokens} tokens",
           flush=True)
-    from ppl_widget.scoring.forward import BatchedForward
-    from ppl_widget.scoring.prepare import prepare_ahead
-    from ppl_widget.scoring.run import pipeline_depth
-    from ppl_widget.scoring.scorer import auto_batch_size
+    from ppl_widget.scoring.runner.forward import BatchedForward
+    from ppl_widget.scoring.runner.prepare import prepare_ahead
+    from ppl_widget.scoring.runner.run import pipeline_depth
+    from ppl_widget.scoring.runner.scorer import auto_batch_size
 
     fwd = BatchedForward(lm, 5)
     batch = auto_batch_size(lm, args.max_length)
@@ -273,9 +273,9 @@ def profile_model(kind: str, args: argparse.Namespace, text: str, tokenizer: Any
     kernels of one ``score`` call (torch.profiler)."""
     from torch.profiler import ProfilerActivity, profile
 
-    from ppl_widget.scoring.forward import BatchedForward
-    from ppl_widget.scoring.prepare import prepare
-    from ppl_widget.scoring.scorer import auto_batch_size
+    from ppl_widget.scoring.runner.forward import BatchedForward
+    from ppl_widget.scoring.runner.prepare import prepare
+    from ppl_widget.scoring.runner.scorer import auto_batch_size
 
     model = build_model(kind, args.smoke, tokenizer, device)
     lm = load_model((model, tokenizer))
@@ -314,7 +314,7 @@ def profile_model(kind: str, args: argparse.Namespace, text: str, tokenizer: Any
             "head bf16 (all slabs)": cuda_ms(
                 lambda: [fwd.head(h_rows[i:i + slab]) for i in range(0, rows, slab)]),
             "row stats (all slabs)": cuda_ms(lambda: [
-                __import__("ppl_widget.scoring.gpu_stats", fromlist=["x"]).row_stats(
+                __import__("ppl_widget.scoring.runner.gpu_stats", fromlist=["x"]).row_stats(
                     logits, targets[:slab]) for _ in range(0, rows, slab)]),
             "topk 5 (all slabs)": cuda_ms(lambda: [logits.topk(5, dim=-1)
                                                    for _ in range(0, rows, slab)]),

@@ -57,12 +57,12 @@ def ngram_models(train: str) -> list[Any]:
 def extra_models(args: argparse.Namespace) -> list[Any]:
     """Models of other kinds to add as rows (objects with ``live_files``, as
     ``export_live_page`` takes them): the default transformer as ONNX (``--onnx VARIANT``),
-    where this checkout has the ONNX export (``scoring/onnx_files.py``)."""
+    where this checkout has the ONNX export (``scoring/kinds/onnx/onnx_files.py``)."""
     from ppl_widget import load_model
 
     if not args.onnx:
         return []
-    from ppl_widget.scoring.onnx_files import OnnxLiveModel  # the onnx branch's export
+    from ppl_widget.scoring.kinds.onnx.onnx_files import OnnxLiveModel  # the onnx branch's export
 
     return [OnnxLiveModel(load_model(), variant) for variant in args.onnx]
 

@@ -147,7 +147,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     ap.add_argument("--out", type=Path, help="write the row as JSON")
     args = ap.parse_args(argv)
     from ppl_widget import export_live_page
-    from ppl_widget.scoring.onnx_files import OnnxLiveModel
+    from ppl_widget.scoring.kinds.onnx.onnx_files import OnnxLiveModel
 
     source = training_text(60_000)
     if args.smoke:

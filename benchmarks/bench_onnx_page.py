@@ -44,7 +44,7 @@ def build_page(folder: pathlib.Path, lm, variants: list[str], webgpu: bool,
                cache: bool = True) -> dict:
     """Each variant in its subfolder (file paths relative to the page, as export_live_page
     writes them), the harness bundled beside index.html; the entries by variant."""
-    from ppl_widget.scoring.onnx_files import export_onnx_model
+    from ppl_widget.scoring.kinds.onnx.onnx_files import export_onnx_model
 
     entries = {}
     for v in variants:
@@ -168,7 +168,7 @@ def main(argv: list[str] | None = None) -> int:
 
     from ppl_widget import load_model
     from ppl_widget.core.windows import default_stride, plan_windows
-    from ppl_widget.scoring.onnx_check import CHECK_TEXT
+    from ppl_widget.scoring.kinds.onnx.onnx_check import CHECK_TEXT
 
     text = CHECK_TEXT
     if args.smoke:

@@ -39,8 +39,8 @@ sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 from bench_gpu import cut_to_tokens, stdlib_text, train_tokenizer  # noqa: E402
 
 from ppl_widget import stream  # noqa: E402
-from ppl_widget.scoring import scorer  # noqa: E402
-from ppl_widget.scoring.model_kind import PendingStats  # noqa: E402
+from ppl_widget.scoring.kinds.model_kind import PendingStats  # noqa: E402
+from ppl_widget.scoring.runner import scorer  # noqa: E402
 
 
 class SimulatedDevice:

@@ -5,7 +5,7 @@ difference between their surprisals.
 
 The server: ``--url`` (one already running, serving the default model's converted copy),
 else one started here from the vllm environment (scripts/setup_vllm.sh;
-``ppl_widget.scoring.vllm_launch``), which costs minutes on a CPU.  The two runs take
+``ppl_widget.scoring.kinds.vllm.vllm_launch``), which costs minutes on a CPU.  The two runs take
 turns (``--repeats`` each), so a shared machine's slow spells fall on both; the best run
 of each counts.
 
@@ -77,16 +77,16 @@ def main(argv: list[str] | None = None) -> int:
         args.docs, args.doc_tokens, args.max_length, args.repeats = 4, 120, 64, 1
 
     from ppl_widget import load_model
-    from ppl_widget.scoring.vllm_model import load_vllm
+    from ppl_widget.scoring.kinds.vllm.vllm_model import load_vllm
 
     warnings.filterwarnings("ignore", message="entropy and b\\(i\\) are NaN")
     local = load_model(None, device="cpu", dtype="float32")
     docs = corpus(args.docs, args.doc_tokens, local.tokenizer)
     server = None
     if args.url is None:
-        from ppl_widget.scoring.gguf import default_gguf_path
-        from ppl_widget.scoring.model_cache import converted_dir
-        from ppl_widget.scoring.vllm_launch import VllmServer
+        from ppl_widget.scoring.kinds.gguf.gguf import default_gguf_path
+        from ppl_widget.scoring.kinds.model_cache import converted_dir
+        from ppl_widget.scoring.kinds.vllm.vllm_launch import VllmServer
 
         server = VllmServer(converted_dir(default_gguf_path()),
                             max_model_len=max(2048, args.max_length + 2)).start()

@@ -143,7 +143,7 @@ def main() -> None:
     fm = flop_model(lm.model)
     flops = executed_flops(fm, n + 1, args.max_length, args.stride)
     ours = flops["score"]
-    from ppl_widget.scoring.forward import BatchedForward
+    from ppl_widget.scoring.runner.forward import BatchedForward
 
     if getattr(BatchedForward(lm, 5), "bow_mask", None) is not None:
         # the begin-of-word probability after the last token: one more input position in

@@ -59,7 +59,7 @@ def synthetic_result(text: str, lm, *, max_length: int = 1024, top_k: int = 5, s
     import numpy as np
 
     from ppl_widget.core.result import ScoreResult
-    from ppl_widget.scoring.prepare import prepare
+    from ppl_widget.scoring.runner.prepare import prepare
 
     prep = prepare(text, lm)
     n = len(prep.target_ids)

@@ -2,13 +2,13 @@
 position, the LM head over the positions it is applied to, and causal attention.
 
 Shared by bench_gpu.py and bench_vs_guide.py (the FLOP-ratio ceiling); the count of one
-forward is the package's own (``ppl_widget.scoring.throughput``), as the corpus report uses.
+forward is the package's own (``ppl_widget.scoring.runner.throughput``), as the corpus report uses.
 """
 
 from __future__ import annotations
 
 from ppl_widget.core.windows import plan_windows
-from ppl_widget.scoring.throughput import flop_model, window_flops
+from ppl_widget.scoring.runner.throughput import flop_model, window_flops
 
 __all__ = ["executed_flops", "flop_model", "window_flops"]
 

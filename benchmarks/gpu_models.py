@@ -7,7 +7,7 @@ from typing import Any
 
 import torch
 
-from ppl_widget.scoring import throughput
+from ppl_widget.scoring.runner import throughput
 
 LLAMA_3_2_1B = dict(vocab_size=128256, hidden_size=2048, intermediate_size=8192,
                     num_hidden_layers=16, num_attention_heads=32, num_key_value_heads=8,

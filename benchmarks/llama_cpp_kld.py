@@ -122,7 +122,7 @@ def record(args: argparse.Namespace) -> None:
 def compare(fixture: dict) -> list[tuple[str, str, float, float]]:
     """(text, statistic, ours, llama.cpp's) for every recorded figure."""
     from ppl_widget import load_model
-    from ppl_widget.scoring.quantize import quantized_copy
+    from ppl_widget.scoring.kinds.gguf.quantize import quantized_copy
 
     base = load_model(None, device="cpu")
     other = quantized_copy(base, "Q4_0")

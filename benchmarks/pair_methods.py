@@ -103,7 +103,7 @@ def lm_eval_scorer(lm: Any, batch_size: int = 32) -> LmEval | None:
     from lm_eval.api.instance import Instance
     from lm_eval.models.huggingface import HFLM
 
-    from ppl_widget.scoring.prepare import check_and_prefix
+    from ppl_widget.scoring.runner.prepare import check_and_prefix
 
     quiet = logging.getLogger("lm_eval")  # "`pretrained` model kwarg is not of type `str`"
     level = quiet.level

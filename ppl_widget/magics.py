@@ -205,8 +205,8 @@ class PplMagics(Magics):
         cfg = self.config_values
         cache_key = (key, cfg["device"], cfg["dtype"])
         if cache_key not in self._models:
-            from .scoring.load_progress import FirstLoadLine
-            from .scoring.models import ModelLoadError, as_loaded, load_model
+            from .scoring.kinds.load_progress import FirstLoadLine
+            from .scoring.kinds.models import ModelLoadError, as_loaded, load_model
 
             bar = FirstLoadLine()  # a first-time preparation: one line under the cell
             try:

@@ -1,4 +1,4 @@
-"""Regenerate ppl_widget/scoring/gguf_pretokenizers_table.py from llama.cpp's source.
+"""Regenerate ppl_widget/scoring/kinds/gguf/gguf_pretokenizers_table.py from llama.cpp's source.
 
     python scripts/gguf_pretokenizer_table.py path/to/llama.cpp/src/llama-vocab.cpp
 
@@ -13,7 +13,8 @@ import re
 import sys
 from pathlib import Path
 
-OUT = Path(__file__).resolve().parent.parent / "ppl_widget/scoring/gguf_pretokenizers_table.py"
+OUT = (Path(__file__).resolve().parent.parent
+       / "ppl_widget/scoring/kinds/gguf/gguf_pretokenizers_table.py")
 
 
 def c_string(body: str) -> str:

@@ -74,7 +74,7 @@ def llama_ids(binary: str, gguf: Path, text: str, parse_special: bool) -> list[i
 def main(binary: str, gguf: str | None = None) -> None:
     if gguf is None:
         sys.path.insert(0, str(ROOT))
-        from ppl_widget.scoring.gguf import default_gguf_path
+        from ppl_widget.scoring.kinds.gguf.gguf import default_gguf_path
 
         path = default_gguf_path()
     else:

@@ -100,7 +100,7 @@ def tiny_lm(request, tiny_gpt2, tiny_llama):
 def default_lm():
     pytest.importorskip("torch")
     from ppl_widget import load_model
-    from ppl_widget.scoring.models import ModelLoadError
+    from ppl_widget.scoring.kinds.models import ModelLoadError
 
     try:
         return load_model(None, device="cpu")

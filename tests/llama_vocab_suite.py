@@ -19,7 +19,7 @@ def suite_dir() -> Path:
     """``$PPL_WIDGET_LLAMA_VOCAB``, else where scripts/test.sh extracts the suite: the
     package's cache folder (or, where an older set-up left it and test.sh has not moved it
     yet, ``~/.cache/ppl-widget``)."""
-    from ppl_widget.scoring.model_cache import cache_root
+    from ppl_widget.scoring.kinds.model_cache import cache_root
 
     folder = os.environ.get("PPL_WIDGET_LLAMA_VOCAB")
     if folder:

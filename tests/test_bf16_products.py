@@ -12,15 +12,15 @@ import pytest
 pytest.importorskip("torch")
 
 from ppl_widget import load_model, score  # noqa: E402
-from ppl_widget.scoring import bf16_products  # noqa: E402
-from ppl_widget.scoring.bf16_products import (  # noqa: E402
+from ppl_widget.scoring.kinds.hf import bf16_products  # noqa: E402
+from ppl_widget.scoring.kinds.hf.bf16_products import (  # noqa: E402
     CACHE_FILE,
     ENV,
     choose_bf16_products,
     cpu_key,
     typical_weight,
 )
-from ppl_widget.scoring.model_errors import ModelSettingError  # noqa: E402
+from ppl_widget.scoring.kinds.model_errors import ModelSettingError  # noqa: E402
 
 TEXT = "The keeper climbed the stairs each evening to light the lamp."
 

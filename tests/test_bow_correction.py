@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from ppl_widget import score
-from ppl_widget.scoring.word_boundary import boundary_mask
+from ppl_widget.scoring.runner.word_boundary import boundary_mask
 
 
 def brute_mask(tok, vocab_size):
@@ -97,7 +97,7 @@ TEXT = "The quick brown fox jumps over the lazy dog.\nSurprisal is  minus the lo
 
 @pytest.mark.parametrize("which", ["gpt2", "llama"])
 def test_mask_b_and_correction_match_brute_force(which, tiny_gpt2, tiny_llama, monkeypatch):
-    from ppl_widget.scoring.forward import BatchedForward
+    from ppl_widget.scoring.runner.forward import BatchedForward
 
     lm = {"gpt2": tiny_gpt2, "llama": tiny_llama}[which]
 
@@ -134,7 +134,7 @@ def b_after(lm, text, n_context):
 
 def test_b_is_kept_through_strided_windows_and_json(tiny_gpt2, monkeypatch):
     from ppl_widget import ScoreResult
-    from ppl_widget.scoring.forward import BatchedForward
+    from ppl_widget.scoring.runner.forward import BatchedForward
 
     calls = []
     monkeypatch.setattr(BatchedForward, "bow_after_last",

@@ -20,9 +20,9 @@ from test_charts import TEXT, fake_result  # noqa: E402
 
 import ppl_widget  # noqa: E402
 from ppl_widget.core.divergence import DivergenceResult  # noqa: E402
-from ppl_widget.views import chart_renderer, charts  # noqa: E402
-from ppl_widget.views.charts_pairs import pairs_accuracy_chart  # noqa: E402
-from ppl_widget.views.charts_protocols import protocol_context_chart  # noqa: E402
+from ppl_widget.views.charts import chart_renderer, charts  # noqa: E402
+from ppl_widget.views.charts.charts_pairs import pairs_accuracy_chart  # noqa: E402
+from ppl_widget.views.charts.charts_protocols import protocol_context_chart  # noqa: E402
 
 #: A notebook's output area at a 1280-pixel window (JupyterLab's default layout).
 NOTEBOOK_WIDTH = 840

@@ -14,7 +14,7 @@ vlc = pytest.importorskip("vl_convert")
 import ppl_widget  # noqa: E402
 from ppl_widget.core.metrics import LN2  # noqa: E402
 from ppl_widget.core.result import ScoreResult  # noqa: E402
-from ppl_widget.views import charts  # noqa: E402
+from ppl_widget.views.charts import charts  # noqa: E402
 
 TEXT = "The quick brown fox jumps over the lazy dog. Surprisal is minus the log probability."
 
@@ -203,7 +203,7 @@ def test_charts_display_offline_in_jupyterlab_and_nbconvert():
     chose is kept."""
     from IPython.core.interactiveshell import InteractiveShell
 
-    from ppl_widget.views import chart_renderer
+    from ppl_widget.views.charts import chart_renderer
 
     alt.renderers.enable("default")
     chart = charts.surprisal(fake_result(50))  # first use turns the renderer on

@@ -16,8 +16,8 @@ vlc = pytest.importorskip("vl_convert")
 
 from meco_data import meco_dir  # noqa: E402
 
-from ppl_widget.views.chart_data import quantile_bin_means  # noqa: E402
-from ppl_widget.views.charts_reading import linking_chart, quality_power_chart  # noqa: E402
+from ppl_widget.views.charts.chart_data import quantile_bin_means  # noqa: E402
+from ppl_widget.views.charts.charts_reading import linking_chart, quality_power_chart  # noqa: E402
 
 POINTS = [  # a published.json-like list: two languages, two targets
     {"target": t, "lang": lang, "avg_surp": s, "delta_ll": d, "ci_low": d - 0.004,

@@ -28,7 +28,7 @@ def _error_lines(err: str) -> list[str]:
 
 
 def test_a_file_that_is_not_utf8_is_named_with_its_byte_offset(tmp_path, capsys, monkeypatch):
-    from ppl_widget.scoring import models
+    from ppl_widget.scoring.kinds import models
 
     monkeypatch.setattr(models, "load_model", lambda *a, **k: pytest.fail("model loaded"))
     path = tmp_path / "latin.txt"
@@ -108,7 +108,7 @@ def test_unknown_encoding(tmp_path, capsys):
 def test_bad_counts_fail_before_the_model_loads(tmp_path, capsys, monkeypatch, argv, message):
     import re
 
-    from ppl_widget.scoring import models
+    from ppl_widget.scoring.kinds import models
 
     monkeypatch.setattr(models, "load_model", lambda *a, **k: pytest.fail("model loaded"))
     path = tmp_path / "t.txt"
@@ -140,7 +140,7 @@ def test_model_errors_are_one_line(tmp_path, capsys):
 
 
 def test_ctrl_c_prints_what_was_scored(tmp_path, capsys, tiny_gpt2_dir, monkeypatch, tiny_gpt2):
-    from ppl_widget.scoring import scorer
+    from ppl_widget.scoring.runner import scorer
 
     real = scorer.stream
 

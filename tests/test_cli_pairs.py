@@ -48,7 +48,7 @@ def test_jsonl_with_context(tmp_path, capsys, tiny_gpt2_dir):
 
 
 def test_an_empty_cell_is_an_error_naming_the_row(tmp_path, capsys, monkeypatch):
-    from ppl_widget.scoring import models
+    from ppl_widget.scoring.kinds import models
 
     monkeypatch.setattr(models, "load_model", lambda *a, **k: pytest.fail("model loaded"))
     src = tmp_path / "pairs.csv"

@@ -14,8 +14,8 @@ import pytest
 
 from ppl_widget import compare, score
 from ppl_widget.core.metrics import LN2
-from ppl_widget.scoring import compare as compare_mod
-from ppl_widget.scoring.compare import TABLE_COLUMNS, Comparison, ComparisonError
+from ppl_widget.scoring.analyses import compare as compare_mod
+from ppl_widget.scoring.analyses.compare import TABLE_COLUMNS, Comparison, ComparisonError
 
 TEXT = ("The quick brown fox jumps over the lazy dog. Surprisal is minus the log "
         "probability of a token given its context.  日本語のテキスト!")
@@ -207,7 +207,7 @@ def test_one_model_in_memory_at_a_time(monkeypatch, tiny_gpt2, tiny_llama):
 
 
 def test_cancel_stops_and_skips_the_rest(tiny_gpt2, tiny_llama):
-    from ppl_widget.scoring.compare import iter_compare
+    from ppl_widget.scoring.analyses.compare import iter_compare
 
     cancel = threading.Event()
     kinds = []
@@ -228,7 +228,7 @@ def test_bits_nats_consistency(cmp):
 
 
 def test_an_ngram_model_compares_with_a_transformer(tiny_gpt2):
-    ngram = pytest.importorskip("ppl_widget.scoring.ngram")
+    ngram = pytest.importorskip("ppl_widget.scoring.kinds.ngram.ngram")
     from tests.conftest import CORPUS
 
     lm = ngram.NGramModel(2, "kneser-ney").fit(CORPUS)

@@ -11,8 +11,8 @@ import traitlets
 
 from ppl_widget import ComparisonWidget, compare
 from ppl_widget.core.levels import assign_tokens, unit_spans
-from ppl_widget.scoring import compare as compare_mod
-from ppl_widget.scoring.compare import NOT_COMPARABLE_NOTE, ComparisonError
+from ppl_widget.scoring.analyses import compare as compare_mod
+from ppl_widget.scoring.analyses.compare import NOT_COMPARABLE_NOTE, ComparisonError
 from ppl_widget.views.compare_data import MODEL_FIELDS
 
 TEXT = ("The quick brown fox jumps over the lazy dog. Surprisal is minus the log "

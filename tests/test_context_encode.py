@@ -10,8 +10,8 @@ import pytest
 
 pytest.importorskip("transformers")
 
-from ppl_widget.scoring.context import check_context, encode_pair  # noqa: E402
-from ppl_widget.scoring.prepare import prepare  # noqa: E402
+from ppl_widget.scoring.runner.context import check_context, encode_pair  # noqa: E402
+from ppl_widget.scoring.runner.prepare import prepare  # noqa: E402
 
 #: a ChatML-like template over the tiny GPT-2 tokenizer's one special token
 TEMPLATE = ("{% for m in messages %}<|endoftext|>{{ m['role'] }}\n{{ m['content'] }}"

@@ -19,7 +19,7 @@ pytest.importorskip("torch")
 pytest.importorskip("pyarrow")
 
 from ppl_widget import load_model, open_corpus, score, score_corpus  # noqa: E402
-from ppl_widget.scoring.scorer import stream_any_text  # noqa: E402
+from ppl_widget.scoring.runner.scorer import stream_any_text  # noqa: E402
 
 #: long (several windows), empty, tiny, whitespace-only, and short documents
 DOCS = {"long": LONG_TEXT, "empty": "", "one": "Hi", "space": "  \n", **{

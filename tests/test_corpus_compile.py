@@ -28,7 +28,7 @@ def test_compile_choice_is_checked():
 
 
 def test_compile_needs_a_transformer_body(tmp_path):
-    from ppl_widget.scoring.ngram import NGramModel
+    from ppl_widget.scoring.kinds.ngram.ngram import NGramModel
 
     lm = NGramModel(2, "add-k").fit(CORPUS)
     with pytest.raises(ValueError, match="compile=True compiles a transformers model's body"):
@@ -143,7 +143,7 @@ def test_throughput_report(tiny_gpt2, tmp_path):
 
 
 def test_throughput_of_a_model_kind_without_a_flop_count(tmp_path):
-    from ppl_widget.scoring.ngram import NGramModel
+    from ppl_widget.scoring.kinds.ngram.ngram import NGramModel
 
     lm = NGramModel(2, "add-k").fit(CORPUS)
     buf = io.StringIO()

@@ -29,7 +29,8 @@ def test_default_model_scores_english_sensibly(default_lm):
 
 
 def test_second_load_uses_the_converted_cache(default_lm, monkeypatch):
-    from ppl_widget.scoring import gguf, model_cache, models
+    from ppl_widget.scoring.kinds import model_cache, models
+    from ppl_widget.scoring.kinds.gguf import gguf
 
     cached = model_cache.converted_dir(gguf.default_gguf_path())
     assert (cached / "config.json").is_file()
@@ -53,7 +54,7 @@ def test_reloading_the_cache_prints_no_progress_bar(default_lm, capfd):
     cell was running (a widget loads in a thread); the bar setting is restored after."""
     from transformers.utils import logging as hf_logging
 
-    from ppl_widget.scoring import models
+    from ppl_widget.scoring.kinds import models
 
     assert hf_logging.is_progress_bar_enabled()
     capfd.readouterr()
@@ -67,7 +68,7 @@ WARM_LOAD = """
 import shutil, sys
 from pathlib import Path
 from ppl_widget import load_model
-from ppl_widget.scoring.gguf import default_gguf_path
+from ppl_widget.scoring.kinds.gguf.gguf import default_gguf_path
 
 def must_not_report(note, fraction):
     raise SystemExit(f"progress reported on a warm load: {note} {fraction}")
@@ -87,7 +88,7 @@ def test_the_first_load_says_what_it_does_and_later_loads_say_nothing(tmp_path, 
     import subprocess
     import sys
 
-    from ppl_widget.scoring.load_progress import FIRST_LOAD_NOTE
+    from ppl_widget.scoring.kinds.load_progress import FIRST_LOAD_NOTE
 
     env = {**os.environ, "PPL_WIDGET_CACHE": str(tmp_path / "cache")}
     path = tmp_path / "t.txt"

@@ -11,8 +11,8 @@ import pandas as pd
 import pytest
 
 from ppl_widget import DeltaLL, ReadingTimeError, delta_ll
-from ppl_widget.core.fold_layout import FoldError, lay_folds, r_cut_codes
-from ppl_widget.core.spillover import ReadingTimeWarning
+from ppl_widget.core.reading.fold_layout import FoldError, lay_folds, r_cut_codes
+from ppl_widget.core.reading.spillover import ReadingTimeWarning
 
 
 def reading(n_texts: int = 6, words: int = 40, seed: int = 0, effect: float = 8.0) -> pd.DataFrame:

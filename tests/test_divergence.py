@@ -39,7 +39,7 @@ def noisy_llama(tiny_llama):
 
 def float64_kl(base, other, ids: list[int], windows) -> np.ndarray:
     """KL(base ‖ other) per target, from each model's full float64 logits of each window."""
-    from ppl_widget.scoring.forward import window_inputs
+    from ppl_widget.scoring.runner.forward import window_inputs
 
     seq = torch.tensor(ids)
     mb, mo = copy.deepcopy(base.model).double(), copy.deepcopy(other.model).double()
@@ -219,7 +219,7 @@ def test_percentile_is_llama_cpp_interpolation():
 
 
 def test_quantized_copy_rounds_the_body_and_leaves_the_original(tiny_llama):
-    from ppl_widget.scoring.quantize import q8_0_round_trip, quantized_copy, round_trip
+    from ppl_widget.scoring.kinds.gguf.quantize import q8_0_round_trip, quantized_copy, round_trip
 
     before = {k: v.clone() for k, v in tiny_llama.model.state_dict().items()}
     q = quantized_copy(tiny_llama, "Q4_0")

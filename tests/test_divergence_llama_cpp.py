@@ -23,7 +23,7 @@ WITHIN_10 = ("kld_median", "kld_p90", "rms_delta_p")
 
 @pytest.fixture(scope="module")
 def q4_0(default_lm):
-    from ppl_widget.scoring.quantize import quantized_copy
+    from ppl_widget.scoring.kinds.gguf.quantize import quantized_copy
 
     return quantized_copy(default_lm, "Q4_0")
 

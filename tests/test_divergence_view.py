@@ -74,7 +74,7 @@ def test_bad_input_is_named(result):
 
 
 def test_the_chart_bins_kl_on_a_log_axis(result):
-    from ppl_widget.views.charts_divergence import kl_histogram
+    from ppl_widget.views.charts.charts_divergence import kl_histogram
 
     spec = result.chart(bins=12).to_dict()
     bars, rules = spec["layer"]

@@ -8,7 +8,7 @@ import pytest
 
 from ppl_widget import score, stream
 from ppl_widget.core.result import TOKEN_ARRAYS
-from ppl_widget.scoring.incremental import common_prefix
+from ppl_widget.scoring.runner.incremental import common_prefix
 
 BASE = ("The quick brown fox jumps over the lazy dog. Surprisal is minus the log probability "
         "of a token given its context, and perplexity is its exponentiated mean. " * 3)

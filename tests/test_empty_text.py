@@ -27,7 +27,7 @@ def test_the_rule():
 
 
 def test_score_refuses_it_before_loading_a_model(monkeypatch):
-    from ppl_widget.scoring import scorer
+    from ppl_widget.scoring.runner import scorer
 
     monkeypatch.setattr(scorer, "as_loaded", lambda *a, **k: pytest.fail("a model was loaded"))
     with pytest.raises(ValueError, match="text " + RULE):
@@ -64,7 +64,7 @@ def test_an_editable_widget_starts_empty_without_an_error(tiny_gpt2):
 
 def test_the_command_line_names_the_empty_file(tmp_path, monkeypatch, capsys):
     from ppl_widget.cli import main
-    from ppl_widget.scoring import models
+    from ppl_widget.scoring.kinds import models
 
     monkeypatch.setattr(models, "load_model", lambda *a, **k: pytest.fail("a model loaded"))
     empty = tmp_path / "empty.txt"

@@ -105,7 +105,7 @@ def test_saved_dataset_without_datasets(tmp_path, without):
 def test_chart_without_vl_convert_draws_live_and_says_so_once(tiny_gpt2, without, caplog,
                                                                monkeypatch):
     from ppl_widget import charts
-    from ppl_widget.views import chart_renderer
+    from ppl_widget.views.charts import chart_renderer
 
     result = score(TEXT, tiny_gpt2)
     without("vl_convert")

@@ -11,7 +11,7 @@ import time
 import pytest
 
 from ppl_widget.cli.load_bar import LoadBar
-from ppl_widget.scoring.load_progress import FIRST_LOAD_NOTE, StepProgress
+from ppl_widget.scoring.kinds.load_progress import FIRST_LOAD_NOTE, StepProgress
 
 
 def test_step_progress_rises_to_one_only_at_a_clean_end():
@@ -65,7 +65,7 @@ def fake_gguf(tmp_path, monkeypatch, tiny_gpt2):
 
     from transformers import AutoModelForCausalLM
 
-    from ppl_widget.scoring import gguf_tokenizer
+    from ppl_widget.scoring.kinds.gguf import gguf_tokenizer
 
     monkeypatch.setenv("PPL_WIDGET_CACHE", str(tmp_path / "cache"))
     gguf = tmp_path / "Tiny.gguf"
@@ -89,7 +89,7 @@ def test_the_first_load_reports_and_later_loads_do_not(fake_gguf, tmp_path, capf
     import torch
 
     from ppl_widget import load_model
-    from ppl_widget.scoring import model_cache
+    from ppl_widget.scoring.kinds import model_cache
 
     gguf, conversions = fake_gguf
     seen: list[tuple[str, float]] = []
@@ -122,7 +122,7 @@ def test_a_copy_converted_with_the_old_tokenizer_is_not_read(fake_gguf, tmp_path
     """Copies made before the GGUF tokenizer followed llama.cpp were keyed by the file's
     hash alone: such a folder is listed as unused and the model is converted again."""
     from ppl_widget import load_model
-    from ppl_widget.scoring import model_cache
+    from ppl_widget.scoring.kinds import model_cache
 
     gguf, conversions = fake_gguf
     old = tmp_path / "cache" / "converted" / model_cache.file_sha256(gguf)[:32]
@@ -145,7 +145,7 @@ def test_the_tokenizers_warning_reaches_the_user_at_every_load(fake_gguf, tiny_g
     import warnings
 
     from ppl_widget import load_model
-    from ppl_widget.scoring import gguf_tokenizer
+    from ppl_widget.scoring.kinds.gguf import gguf_tokenizer
 
     def warns(path):
         warnings.warn("pre-tokenizer 'odd' ... tokens may differ from llama.cpp's",
@@ -207,7 +207,7 @@ def test_in_a_notebook_the_line_is_one_output_updated_in_place(tmp_path):
     output, at 100%, and nothing on stderr."""
     nbformat = pytest.importorskip("nbformat")
     nbclient = pytest.importorskip("nbclient")
-    cell = ("from ppl_widget.scoring.load_progress import FIRST_LOAD_NOTE, FirstLoadLine\n"
+    cell = ("from ppl_widget.scoring.kinds.load_progress import FIRST_LOAD_NOTE, FirstLoadLine\n"
             "line = FirstLoadLine()\n"
             "for fraction in (0.0, 0.25, 0.5, 1.0):\n"
             "    line(FIRST_LOAD_NOTE, fraction)\n"

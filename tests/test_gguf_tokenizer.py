@@ -1,4 +1,4 @@
-"""GGUF tokenizers built from the file's metadata (ppl_widget/scoring/gguf_tokenizer.py)
+"""GGUF tokenizers built from the file's metadata (ppl_widget/scoring/kinds/gguf/gguf_tokenizer.py)
 against llama.cpp's vocabulary test suite, case for case, for every causal family, and
 against the ids llama.cpp's llama-tokenize gave on our own texts with the default model
 (tests/llama_cpp_tokens.json, scripts/record_llama_tokens.py)."""
@@ -13,10 +13,10 @@ from pathlib import Path
 import pytest
 from llama_vocab_suite import FAMILIES, read_cases, suite_dir
 
-from ppl_widget.scoring import gguf_tokenizer
-from ppl_widget.scoring.gguf import default_gguf_path
-from ppl_widget.scoring.gguf_metadata import read_metadata
-from ppl_widget.scoring.model_cache import file_sha256
+from ppl_widget.scoring.kinds.gguf import gguf_tokenizer
+from ppl_widget.scoring.kinds.gguf.gguf import default_gguf_path
+from ppl_widget.scoring.kinds.gguf.gguf_metadata import read_metadata
+from ppl_widget.scoring.kinds.model_cache import file_sha256
 
 RECORDED = Path(__file__).with_name("llama_cpp_tokens.json")
 
@@ -193,7 +193,7 @@ def test_load_tokenizer_reads_a_vocabulary_only_gguf_without_weights(monkeypatch
 
 def test_load_tokenizer_takes_every_spec_load_model_takes(tiny_gpt2, tiny_gpt2_dir, tmp_path):
     import ppl_widget
-    from ppl_widget.scoring.model_errors import ModelLoadError, ModelTypeError
+    from ppl_widget.scoring.kinds.model_errors import ModelLoadError, ModelTypeError
 
     pair = (tiny_gpt2.model, tiny_gpt2.tokenizer)
     assert ppl_widget.load_tokenizer(pair) is tiny_gpt2.tokenizer

@@ -52,7 +52,7 @@ def on_gpu(lm, dtype):
 
 @pytest.mark.parametrize("vocab", [17, 9001, 128256])
 def test_fused_row_statistics_match_float64(vocab):
-    from ppl_widget.scoring import gpu_stats
+    from ppl_widget.scoring.runner import gpu_stats
 
     assert gpu_stats.fused_available(0)
     gen = torch.Generator(device="cuda").manual_seed(vocab)
@@ -83,7 +83,7 @@ def test_fused_row_statistics_match_float64(vocab):
 
 @pytest.mark.parametrize("top_k", [1, 3, 16, 17])
 def test_fused_top_k_sizes_match_torch_topk(top_k):
-    from ppl_widget.scoring import gpu_stats
+    from ppl_widget.scoring.runner import gpu_stats
 
     logits = torch.randn((40, 9001), device="cuda") * 3
     targets = torch.randint(0, 9001, (40,), device="cuda")
@@ -95,7 +95,7 @@ def test_fused_top_k_sizes_match_torch_topk(top_k):
 
 def test_fp32_gpu_equals_cpu_per_token(cpu_lm):
     from ppl_widget import score
-    from ppl_widget.scoring.forward import BatchedForward
+    from ppl_widget.scoring.runner.forward import BatchedForward
 
     cpu = score(TEXT, cpu_lm, max_length=64, stride=24)
     gpu_lm = on_gpu(cpu_lm, "float32")
@@ -112,7 +112,7 @@ def test_fp32_gpu_equals_cpu_per_token(cpu_lm):
 
 def test_bf16_difference_is_measured(cpu_lm, capsys):
     from ppl_widget import score
-    from ppl_widget.scoring.forward import BatchedForward
+    from ppl_widget.scoring.runner.forward import BatchedForward
 
     cpu = score(TEXT, cpu_lm, max_length=64, stride=32)
     g16 = on_gpu(cpu_lm, "bfloat16")
@@ -129,7 +129,7 @@ def test_bf16_difference_is_measured(cpu_lm, capsys):
 
 
 def test_fp32_head_product_is_not_rounded_to_bf16():
-    from ppl_widget.scoring import gpu_stats
+    from ppl_widget.scoring.runner import gpu_stats
 
     head = torch.nn.Linear(256, 9001, bias=False, device="cuda", dtype=torch.bfloat16)
     rows = torch.randn(33, 256, device="cuda", dtype=torch.bfloat16)
@@ -164,7 +164,7 @@ def test_pipelined_stream_equals_score_and_cancel_keeps_what_was_yielded():
 
 def test_out_of_memory_on_gpu_halves_the_batch_and_loses_nothing(monkeypatch):
     from ppl_widget import score
-    from ppl_widget.scoring.forward import BatchedForward
+    from ppl_widget.scoring.runner.forward import BatchedForward
 
     lm = on_gpu(_tiny("llama"), "float32")
     ref = score(TEXT, lm, max_length=16, stride=8, batch_size=1)
@@ -185,7 +185,7 @@ def test_long_text_prepared_ahead_on_gpu_equals_prepared_first(monkeypatch):
     from conftest import CORPUS
 
     from ppl_widget import score
-    from ppl_widget.scoring import prepare, scorer
+    from ppl_widget.scoring.runner import prepare, scorer
 
     long_text = "\n".join(f"{CORPUS[i % 5]} #{i}" for i in range(2000))
     assert len(long_text) > prepare.PARALLEL_MIN_CHARS

@@ -245,15 +245,15 @@ def test_a_planted_circle_is_reported_with_its_modules(tmp_path: pathlib.Path) -
 def test_a_planted_upward_import_is_reported(tmp_path: pathlib.Path) -> None:
     root = _plant(tmp_path, {
         "core/result.py": "def to_html():\n    from ..views import export\n",
-        "scoring/run.py": "import importlib\n"
+        "scoring/runner/run.py": "import importlib\n"
                           "def f():\n    importlib.import_module('ppl_widget.views.chart')\n",
-        "core/names.py": "WHERE = 'ppl_widget.scoring.run:f'\n",
+        "core/names.py": "WHERE = 'ppl_widget.scoring.runner.run:f'\n",
         "views/export.py": "", "views/chart.py": "from ..core import result\n",
     })
     assert upward_imports(import_graph(root)) == [
-        "ppl_widget.core.names (line 1) imports ppl_widget.scoring.run, a higher layer",
+        "ppl_widget.core.names (line 1) imports ppl_widget.scoring.runner.run, a higher layer",
         "ppl_widget.core.result (line 2) imports ppl_widget.views.export, a higher layer",
-        "ppl_widget.scoring.run (line 3) imports ppl_widget.views.chart, a higher layer",
+        "ppl_widget.scoring.runner.run (line 3) imports ppl_widget.views.chart, a higher layer",
     ]
     assert cycles(import_graph(root)) == []
 

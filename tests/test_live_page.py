@@ -9,7 +9,7 @@ import json
 import pytest
 
 from ppl_widget import NGramModel, export_live_page
-from ppl_widget.scoring.ngram_export import ngram_to_json
+from ppl_widget.scoring.kinds.ngram.ngram_export import ngram_to_json
 
 TRAIN = ["the cat sat on the mat", "the dog sat on the log"]
 

@@ -14,7 +14,7 @@ import subprocess
 import numpy as np
 import pytest
 
-from ppl_widget.scoring.encode import encode_many
+from ppl_widget.scoring.runner.encode import encode_many
 
 ROOT = pathlib.Path(__file__).parents[1]
 CASES = json.loads((ROOT / "tests/cases/browser_tokenizer.json").read_text(encoding="utf-8"))

@@ -9,7 +9,7 @@ import os
 import pytest
 
 from ppl_widget.cli import main
-from ppl_widget.scoring import model_cache
+from ppl_widget.scoring.kinds import model_cache
 
 
 @pytest.fixture
@@ -108,7 +108,7 @@ def test_cache_command_imports_no_torch():
 def test_cache_lists_and_clears_the_onnx_exports_too(root, capsys):
     """One cache folder: the live page's ONNX exports are entries beside the converted
     models, listed with their variants and removed by --clear."""
-    from ppl_widget.scoring import onnx_export
+    from ppl_widget.scoring.kinds.onnx import onnx_export
 
     export = root / model_cache.ONNX_DIR / "0123abcd-g1-k10-L1024"
     export.mkdir(parents=True)
@@ -129,7 +129,7 @@ def test_cache_lists_and_clears_the_onnx_exports_too(root, capsys):
 
 def test_the_onnx_exports_live_in_the_one_cache_folder(root, monkeypatch):
     """onnx_export writes where ``ppl-widget cache`` looks (no second cache folder)."""
-    from ppl_widget.scoring import onnx_export
+    from ppl_widget.scoring.kinds.onnx import onnx_export
 
     monkeypatch.setattr(onnx_export, "weights_digest", lambda lm: "f" * 64)
     monkeypatch.setattr(onnx_export, "export_fp32",

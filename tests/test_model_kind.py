@@ -13,9 +13,9 @@ torch = pytest.importorskip("torch")
 
 from ppl_widget import NGramModel, score  # noqa: E402
 from ppl_widget.core.text_units import DEFAULT_WORD_PATTERN  # noqa: E402
-from ppl_widget.scoring.forward import BatchedForward  # noqa: E402
-from ppl_widget.scoring.model_kind import PendingStats, ScoringForward, ScoringModel  # noqa: E402
-from ppl_widget.scoring.ngram import NGramTokenizer  # noqa: E402
+from ppl_widget.scoring.kinds.model_kind import PendingStats, ScoringForward, ScoringModel  # noqa: E402
+from ppl_widget.scoring.kinds.ngram.ngram import NGramTokenizer  # noqa: E402
+from ppl_widget.scoring.runner.forward import BatchedForward  # noqa: E402
 
 SYMBOLS = ["<UNK>", "<s>", "</s>", "red", "green", "blue", "cat", "dog", "runs"]
 

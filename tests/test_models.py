@@ -127,7 +127,7 @@ def test_broken_gguf_files(tmp_path):
 
 
 def test_truncated_real_gguf(tmp_path, monkeypatch):
-    from ppl_widget.scoring.gguf import default_gguf_path
+    from ppl_widget.scoring.kinds.gguf.gguf import default_gguf_path
 
     try:
         real = default_gguf_path()
@@ -165,7 +165,7 @@ def test_devices_this_machine_lacks(tiny_gpt2):
 
 
 def test_a_bad_device_fails_before_the_model_is_loaded(tmp_path, monkeypatch):
-    from ppl_widget.scoring import models
+    from ppl_widget.scoring.kinds import models
 
     monkeypatch.setattr(models, "load_gguf", lambda *a: pytest.fail("loaded first"))
     with pytest.raises(ModelLoadError, match="unknown device"):
@@ -212,7 +212,7 @@ def test_bad_device_and_dtype(tiny_gpt2):
 
 def test_a_cache_that_cannot_be_written_warns_and_still_loads(tmp_path, monkeypatch):
     """The GGUF path: a read-only cache costs the next load time, never this load."""
-    from ppl_widget.scoring.gguf import load_gguf
+    from ppl_widget.scoring.kinds.gguf.gguf import load_gguf
 
     gguf = tmp_path / "m.gguf"
     gguf.write_bytes(b"GGUF\x03\x00\x00\x00 but not really a gguf")
@@ -227,7 +227,7 @@ def test_a_cache_that_cannot_be_written_warns_and_still_loads(tmp_path, monkeypa
 
     from transformers import AutoModelForCausalLM
 
-    from ppl_widget.scoring import gguf_tokenizer
+    from ppl_widget.scoring.kinds.gguf import gguf_tokenizer
 
     monkeypatch.setattr(AutoModelForCausalLM, "from_pretrained", lambda *a, **k: Saved())
     monkeypatch.setattr(gguf_tokenizer, "tokenizer_from_gguf", lambda *a, **k: Saved())
@@ -240,7 +240,7 @@ def test_a_cache_that_cannot_be_written_warns_and_still_loads(tmp_path, monkeypa
 def test_missing_default_model_package_names_the_install_command(monkeypatch):
     import importlib.util
 
-    from ppl_widget.scoring import models
+    from ppl_widget.scoring.kinds import models
 
     real = importlib.util.find_spec
     monkeypatch.setattr(importlib.util, "find_spec",

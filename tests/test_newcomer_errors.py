@@ -14,7 +14,7 @@ pytest.importorskip("torch")
 def no_model(monkeypatch):
     """Any model load fails the test: the error must come first."""
     from ppl_widget.cli import load_bar
-    from ppl_widget.scoring import models
+    from ppl_widget.scoring.kinds import models
 
     monkeypatch.setattr(models, "load_model", lambda *a, **k: pytest.fail("model loaded"))
     monkeypatch.setattr(load_bar, "load_with_bar", lambda *a, **k: pytest.fail("model loaded"))
@@ -87,7 +87,7 @@ def test_quantized_copy_is_public_and_the_notebook_imports_it_from_there():
     from pathlib import Path
 
     import ppl_widget
-    from ppl_widget.scoring.quantize import quantized_copy
+    from ppl_widget.scoring.kinds.gguf.quantize import quantized_copy
 
     assert ppl_widget.quantized_copy is quantized_copy and "quantized_copy" in ppl_widget.__all__
     root = Path(__file__).parents[1]
@@ -95,7 +95,7 @@ def test_quantized_copy_is_public_and_the_notebook_imports_it_from_there():
         text = path.read_text(encoding="utf-8")
         if path.suffix == ".ipynb":
             text = "".join("".join(c["source"]) for c in json.loads(text)["cells"])
-        assert "ppl_widget.scoring.quantize import" not in text, path
+        assert "ppl_widget.scoring.kinds.gguf.quantize import" not in text, path
 
 
 def test_llama_cpp_on_a_short_text_suggests_a_window_that_fits():

@@ -15,7 +15,7 @@ from nltk.lm.vocabulary import Vocabulary
 from nltk.util import ngrams
 
 from ppl_widget import NGramModel, score, stream
-from ppl_widget.scoring.ngram import START_ID
+from ppl_widget.scoring.kinds.ngram.ngram import START_ID
 
 # five short sentences, in the style of Jurafsky & Martin's "I am Sam" corpus
 CORPUS = ["I am Sam", "Sam I am", "I do not like green eggs and ham", "I like ham",
@@ -203,7 +203,7 @@ def test_no_prefix_and_windows():
 
 def test_stream_widget_and_compare_accept_it(tiny_gpt2):
     from ppl_widget import PerplexityWidget
-    from ppl_widget.scoring.compare import compare
+    from ppl_widget.scoring.analyses.compare import compare
 
     lm = NGramModel(2, "kneser-ney", unit="char").fit(CORPUS)
     text = "Sam likes ham"

@@ -1,6 +1,6 @@
-"""The ONNX export for a live page (scoring/onnx_export.py, onnx_files.py): the graph gives
-score()'s statistics for every target of a window (fp32, tiny random models), the smaller
-variants carry their measured difference, and the files the page loads are all there."""
+"""The ONNX export for a live page (scoring/kinds/onnx/: onnx_export.py, onnx_files.py): the
+graph gives score()'s statistics for every target of a window (fp32, tiny random models), the
+smaller variants carry their measured difference, and the files the page loads are all there."""
 
 from __future__ import annotations
 
@@ -14,13 +14,13 @@ pytest.importorskip("onnxscript")
 
 from ppl_widget import score  # noqa: E402
 from ppl_widget.core.windows import plan_windows  # noqa: E402
-from ppl_widget.scoring.onnx_check import (  # noqa: E402
+from ppl_widget.scoring.kinds.onnx.onnx_check import (  # noqa: E402
     CHECK_TEXT,
     piece_stats,
     session,
     window_stats,
 )
-from ppl_widget.scoring.onnx_files import (  # noqa: E402
+from ppl_widget.scoring.kinds.onnx.onnx_files import (  # noqa: E402
     OnnxLiveModel,
     check_browser_tokenizer,
     export_onnx_model,

@@ -11,8 +11,8 @@ import pytest
 
 from ppl_widget import PairsInputError, score, score_pairs
 from ppl_widget.core.pairs import accuracy, first_difference
-from ppl_widget.scoring import packed
-from ppl_widget.scoring.pairs import split_seam
+from ppl_widget.scoring.analyses.pairs import split_seam
+from ppl_widget.scoring.runner import packed
 
 PAIRS = [
     ("The quick brown fox jumps over the dog.", "The quick brown fox jump over the dog."),
@@ -93,7 +93,7 @@ def test_many_sentences_in_several_packed_batches(tiny_llama, monkeypatch):
 
 
 def _layout(lm, texts):
-    from ppl_widget.scoring.pairs import layout
+    from ppl_widget.scoring.analyses.pairs import layout
 
     laid = layout(texts, lm)
     return laid.sequences, laid.n_scored
@@ -203,7 +203,7 @@ def test_default_model_agrees_with_score(default_lm):
 
 @pytest.mark.parametrize("options", [{}, dict(prefix=None, add_eos=True), dict(max_length=8)])
 def test_sentence_tokens_join_into_the_text_and_sum_to_the_totals(tiny_llama, options):
-    from ppl_widget.scoring.pairs import sentence_tokens
+    from ppl_widget.scoring.analyses.pairs import sentence_tokens
 
     texts = ["Les modèles prédisent.", "The quick brown fox jumps over the lazy dog.", "A"]
     contexts = ["Yesterday ", "", ""] if not options else None

@@ -11,9 +11,9 @@ import pandas as pd
 import pytest
 
 from ppl_widget import NGramModel, ReadingTimeError, delta_ll, predictive_power, score_words
-from ppl_widget.core.spillover import ReadingTimeWarning
-from ppl_widget.core.word_frequency import letters_length, zipf_frequencies
-from ppl_widget.scoring.predictive_power import TIDY_COLUMNS, _check_every_word_scored
+from ppl_widget.core.reading.spillover import ReadingTimeWarning
+from ppl_widget.core.reading.word_frequency import letters_length, zipf_frequencies
+from ppl_widget.scoring.analyses.predictive_power import TIDY_COLUMNS, _check_every_word_scored
 
 pytest.importorskip("wordfreq")
 

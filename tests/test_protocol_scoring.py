@@ -63,7 +63,7 @@ def test_llama_cpp_equals_its_loop(tiny_gpt2, n_ctx):
 def test_llama_cpp_reads_bos_first_in_every_chunk(tiny_gpt2, monkeypatch):
     """A tokenizer that adds BOS: llama.cpp reads BOS, then the chunk's positions 1.."""
     lm = tiny_gpt2
-    import ppl_widget.scoring.scorer as scorer
+    import ppl_widget.scoring.runner.scorer as scorer
 
     monkeypatch.setattr(scorer, "adds_bos", lambda tok: True)
     n_ctx = 16

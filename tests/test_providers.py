@@ -46,13 +46,15 @@ def test_importing_the_package_imports_no_view():
 
 def test_the_registered_providers_are_the_view_functions():
     pytest.importorskip("anywidget")
-    from ppl_widget.views import charts, export
+    from ppl_widget.views import export
+    from ppl_widget.views.charts import charts
     from ppl_widget.views.compare_widget import ComparisonWidget
 
     assert provider("result_to_html") is export.result_to_html
     assert provider("comparison_chart") is charts.comparison
     assert provider("comparison_widget") == ComparisonWidget.from_comparison
-    from ppl_widget.views import charts_divergence, divergence_view
+    from ppl_widget.views import divergence_view
+    from ppl_widget.views.charts import charts_divergence
 
     assert provider("divergence_widget") is divergence_view.DivergenceWidget
     assert provider("divergence_chart") is charts_divergence.divergence
@@ -101,4 +103,4 @@ def test_references_are_module_colon_attribute():
                                             "no 'Comparison.chartz'"):
         resolve("ppl_widget.core.comparison:Comparison.chartz")
     with pytest.raises(ValueError, match="'package.module:attribute'"):
-        provide("x", "ppl_widget.views.charts")
+        provide("x", "ppl_widget.views.charts.charts")

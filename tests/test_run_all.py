@@ -12,7 +12,7 @@ import pytest
 SCRIPT = textwrap.dedent("""
     import json, sys, threading
     from ppl_widget import PerplexityWidget, score
-    from ppl_widget.scoring import models
+    from ppl_widget.scoring.kinds import models
 
     loads = []
     real = models.load_model
@@ -50,7 +50,7 @@ def test_a_model_path_loaded_from_many_threads_is_loaded_once(tiny_gpt2_dir, mon
     """Any spec, not only the default: concurrent callers wait for one load and share it."""
     import threading
 
-    from ppl_widget.scoring import models
+    from ppl_widget.scoring.kinds import models
 
     calls = []
     real = models.load_model

@@ -61,7 +61,7 @@ def test_cancel_callable(tiny_lm):
 
 
 def test_error_mid_run_keeps_partial_result(tiny_lm, monkeypatch):
-    from ppl_widget.scoring.forward import BatchedForward
+    from ppl_widget.scoring.runner.forward import BatchedForward
 
     calls = {"n": 0}
     real = BatchedForward.score_batch
@@ -80,7 +80,7 @@ def test_error_mid_run_keeps_partial_result(tiny_lm, monkeypatch):
 
 
 def test_out_of_memory_halves_the_batch_and_loses_nothing(tiny_lm, monkeypatch):
-    from ppl_widget.scoring.forward import BatchedForward
+    from ppl_widget.scoring.runner.forward import BatchedForward
 
     real = BatchedForward.score_batch
     sizes = []

@@ -9,8 +9,8 @@ pytest.importorskip("torch")
 
 from conftest import CORPUS, _byte_level_tokenizer, _metaspace_tokenizer  # noqa: E402
 
-from ppl_widget.scoring import encode  # noqa: E402
-from ppl_widget.scoring.vocab import decode_each, plain_fast_decode  # noqa: E402
+from ppl_widget.scoring.runner import encode  # noqa: E402
+from ppl_widget.scoring.runner.vocab import decode_each, plain_fast_decode  # noqa: E402
 
 # lines of varied indentation, blank lines, non-ASCII and special-token strings
 LINES = [f"{'    ' * (i % 3)}{CORPUS[i % 5]} #{i} <|endoftext|> 🙂" for i in range(1500)]
@@ -81,7 +81,7 @@ def test_fast_decode_equals_batch_decode(make):
 
 @pytest.mark.parametrize("make", [_byte_level_tokenizer, _metaspace_tokenizer])
 def test_prepare_many_equals_prepare_each(make, monkeypatch):
-    from ppl_widget.scoring import prepare as prep_mod
+    from ppl_widget.scoring.runner import prepare as prep_mod
 
     class Lm:
         tokenizer = make()

@@ -105,7 +105,7 @@ def test_models_with_post_head_logit_transforms_use_their_own_forward(tiny_llama
     # with soft-capping declared, the head-only shortcut must not be taken; the model's
     # own forward (here: plain Llama, which ignores the attribute) gives the reference
     monkeypatch.setattr(tiny_llama.model.config, "final_logit_softcapping", 30.0, raising=False)
-    from ppl_widget.scoring.forward import BatchedForward
+    from ppl_widget.scoring.runner.forward import BatchedForward
 
     assert BatchedForward(tiny_llama, 5).base is None
     res = score(LONG_TEXT, tiny_llama, max_length=16, stride=8)

@@ -12,9 +12,9 @@ torch = pytest.importorskip("torch")
 from conftest import LONG_TEXT  # noqa: E402
 
 from ppl_widget import ScoringError, score, stream  # noqa: E402
-from ppl_widget.scoring import scorer  # noqa: E402
-from ppl_widget.scoring.forward import BatchedForward  # noqa: E402
-from ppl_widget.scoring.model_kind import PendingStats  # noqa: E402
+from ppl_widget.scoring.kinds.model_kind import PendingStats  # noqa: E402
+from ppl_widget.scoring.runner import scorer  # noqa: E402
+from ppl_widget.scoring.runner.forward import BatchedForward  # noqa: E402
 
 
 @pytest.fixture

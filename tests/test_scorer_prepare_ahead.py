@@ -15,11 +15,11 @@ torch = pytest.importorskip("torch")
 from conftest import CORPUS, _byte_level_tokenizer, _metaspace_tokenizer  # noqa: E402
 
 from ppl_widget import ScoringError, score, stream  # noqa: E402
-from ppl_widget.scoring import prepare as prep_mod  # noqa: E402
-from ppl_widget.scoring import scorer  # noqa: E402
-from ppl_widget.scoring.forward import BatchedForward  # noqa: E402
-from ppl_widget.scoring.model_kind import PendingStats  # noqa: E402
-from ppl_widget.scoring.run import AHEAD_IN_FLIGHT  # noqa: E402
+from ppl_widget.scoring.kinds.model_kind import PendingStats  # noqa: E402
+from ppl_widget.scoring.runner import prepare as prep_mod  # noqa: E402
+from ppl_widget.scoring.runner import scorer  # noqa: E402
+from ppl_widget.scoring.runner.forward import BatchedForward  # noqa: E402
+from ppl_widget.scoring.runner.run import AHEAD_IN_FLIGHT  # noqa: E402
 
 # lines, some indented and some blank, so there are cuts (a newline, then a non-space)
 TEXT = "\n".join(f"{'  ' * (i % 2)}{CORPUS[i % 5]} <b>#{i}</b>" + "\n" * (i % 9 == 0)

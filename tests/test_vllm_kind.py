@@ -14,10 +14,10 @@ import numpy as np
 import pytest
 
 from ppl_widget import load_model, score, score_pairs, score_words, stream
-from ppl_widget.scoring.models import ModelLoadError
-from ppl_widget.scoring.progress import ScoringError
-from ppl_widget.scoring.vllm_client import LogprobLimitError, VllmError
-from ppl_widget.scoring.vllm_model import VllmModel, load_vllm
+from ppl_widget.scoring.kinds.models import ModelLoadError
+from ppl_widget.scoring.kinds.vllm.vllm_client import LogprobLimitError, VllmError
+from ppl_widget.scoring.kinds.vllm.vllm_model import VllmModel, load_vllm
+from ppl_widget.scoring.runner.progress import ScoringError
 from tests.conftest import LONG_TEXT
 from tests.vllm_fake import FakeVllm
 

@@ -18,8 +18,8 @@ import numpy as np
 import pytest
 
 from ppl_widget import load_model, score, score_pairs, score_words, stream
-from ppl_widget.scoring.models import ModelLoadError
-from ppl_widget.scoring.progress import ScoringError
+from ppl_widget.scoring.kinds.models import ModelLoadError
+from ppl_widget.scoring.runner.progress import ScoringError
 
 pytestmark = [pytest.mark.vllm,
               pytest.mark.filterwarnings("ignore:entropy and b\\(i\\) are NaN")]
@@ -32,9 +32,9 @@ ROOT = Path(__file__).resolve().parent.parent
 
 @pytest.fixture(scope="module")
 def server(default_lm):
-    from ppl_widget.scoring.gguf import default_gguf_path
-    from ppl_widget.scoring.model_cache import converted_dir
-    from ppl_widget.scoring.vllm_launch import VllmServer, vllm_env, vllm_python
+    from ppl_widget.scoring.kinds.gguf.gguf import default_gguf_path
+    from ppl_widget.scoring.kinds.model_cache import converted_dir
+    from ppl_widget.scoring.kinds.vllm.vllm_launch import VllmServer, vllm_env, vllm_python
 
     if vllm_python() is None:
         why = f"no vllm environment at {vllm_env()} (scripts/setup_vllm.sh makes it)"
@@ -146,7 +146,7 @@ def test_score_corpus_and_the_benchmark_smoke_through_the_server(server, tmp_pat
 
 
 def test_the_server_stopped_mid_stream_is_a_clear_error_and_keeps_what_was_scored(server):
-    from ppl_widget.scoring.vllm_model import load_vllm
+    from ppl_widget.scoring.kinds.vllm.vllm_model import load_vllm
 
     lm = load_vllm(server.url, max_in_flight=1, retries=1, backoff_s=0.2)
     done = []

@@ -93,7 +93,7 @@ def test_replay_resends_everything_for_a_late_view(tiny_gpt2, sent):
 
 @pytest.fixture
 def slow_batches(monkeypatch):
-    from ppl_widget.scoring.forward import BatchedForward
+    from ppl_widget.scoring.runner.forward import BatchedForward
 
     real = BatchedForward.score_batch
 

@@ -45,7 +45,7 @@ def sent(monkeypatch):
 
 def score_message(**kwargs) -> str:
     """The message score() gives for these settings."""
-    from ppl_widget.scoring.scorer import resolve_window
+    from ppl_widget.scoring.runner.scorer import resolve_window
 
     with pytest.raises(ValueError) as info:
         resolve_window(kwargs.pop("lm"), kwargs.get("max_length"), kwargs.get("stride"))

@@ -11,7 +11,7 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from ppl_widget import score, score_words  # noqa: E402
-from ppl_widget.scoring import packed_texts  # noqa: E402
+from ppl_widget.scoring.runner import packed_texts  # noqa: E402
 from tests.test_words import PUNCTUATED, STORY_1, STORY_2, brute_words, check_conservation  # noqa: E402
 
 ITEMS = [

@@ -77,12 +77,12 @@ never seen?</li>
 
 def live_models(sentences: list[str], transformer: str | None) -> list[Any]:
     """The live page's models: the bigram, and the default transformer as ONNX in the given
-    variant (the ONNX export: ``scoring/onnx_files.py``), None for none."""
+    variant (the ONNX export: ``scoring/kinds/onnx/onnx_files.py``), None for none."""
     from ppl_widget import NGramModel, load_model
 
     models: list[Any] = [NGramModel(2, "kneser-ney").fit(sentences)]
     if transformer:
-        from ppl_widget.scoring.onnx_files import OnnxLiveModel  # the ONNX export
+        from ppl_widget.scoring.kinds.onnx.onnx_files import OnnxLiveModel  # the ONNX export
 
         models.append(OnnxLiveModel(load_model(), transformer))
     return models

@@ -1,5 +1,5 @@
 // After `npm run build`: onnxruntime-web's runtime files, as the live page serves them
-// beside an ONNX model (ppl_widget/scoring/onnx_files.py copies them into the page):
+// beside an ONNX model (ppl_widget/scoring/kinds/onnx/onnx_files.py copies them into the page):
 // the WASM build (SIMD, threads where the page is cross-origin isolated) and the WebGPU
 // build, each an ES module and its .wasm, loaded from the page's own folder (no CDN).
 import { copyFileSync, mkdirSync } from "node:fs";

@@ -1,6 +1,6 @@
 // Editable mode: a plain-text box above the coloured view.  After the user stops
 // typing for DEBOUNCE_MS the new text goes to the kernel, which re-scores only
-// the windows the edit can change (scoring/incremental.py) and streams them
+// the windows the edit can change (scoring/runner/incremental.py) and streams them
 // into the view below.  The box is a <textarea>: what is typed stays text.
 
 import { h } from "./dom.js";

@@ -151,7 +151,7 @@ test("text units: whitespace is Python's str.isspace(), not JS's \\s", () => {
   assert.ok(!isPySpace(0xfeff) && /\s/.test("\ufeff")); // JS's \s has it, Python's has not
 });
 
-// ---- the reuse rule after an edit (src/live/reuse.js = scoring/incremental.py) --------
+// ---- the reuse rule after an edit (src/live/reuse.js = scoring/runner/incremental.py) --------
 import { planReuse } from "../src/live/reuse.js";
 
 const REUSE = load("reuse.json");

@@ -21,7 +21,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    from ..scoring.model_cache import cache_entries, cache_root, clear_cache
+    from ..scoring.kinds.model_cache import cache_entries, cache_root, clear_cache
 
     root = cache_root()
     entries = clear_cache() if args.clear else cache_entries()

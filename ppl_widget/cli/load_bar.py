@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any, TextIO
 
-from ..scoring.load_progress import LoadBar
+from ..scoring.kinds.load_progress import LoadBar
 
 __all__ = ["LoadBar", "load_with_bar"]
 
@@ -13,7 +13,7 @@ __all__ = ["LoadBar", "load_with_bar"]
 def load_with_bar(args: Any, err: TextIO) -> Any:
     """``load_model`` for a subcommand's ``--model``/``--device``/``--dtype``: a first-time
     preparation draws one line on ``err``, a cached model nothing."""
-    from ..scoring.models import load_model
+    from ..scoring.kinds.models import load_model
 
     bar = LoadBar(err)
     try:

@@ -27,7 +27,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    from ..scoring.pairs import score_pairs
+    from ..scoring.analyses.pairs import score_pairs
 
     check_window_settings(args.max_length, args.stride)  # before a model is loaded
     pairs = read_pairs(args.file)

@@ -9,7 +9,7 @@ import argparse
 import warnings
 from typing import TYPE_CHECKING, TextIO
 
-from ..core.fold_layout import FOLD_LAYOUTS
+from ..core.reading.fold_layout import FOLD_LAYOUTS
 from .load_bar import load_with_bar
 from .options import add_score_options, check_counts, count
 from .words import read_word_list
@@ -84,8 +84,8 @@ def read_reading_table(path: str, numeric: list[str]) -> pd.DataFrame:
 
 
 def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    from ..core.reading_table import COMPUTED, baseline_names, check_reading_table
-    from ..scoring.predictive_power import predictive_power
+    from ..core.reading.reading_table import COMPUTED, baseline_names, check_reading_table
+    from ..scoring.analyses.predictive_power import predictive_power
 
     check_counts(args)
     if args.no_prefix:

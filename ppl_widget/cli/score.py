@@ -110,7 +110,7 @@ def _read_text(path: str, encoding: str = "utf-8") -> str:
 
 def read_context(args: argparse.Namespace) -> str | list | None:
     """The ``--context`` file's text, or the ``--chat`` file's messages (checked)."""
-    from ..scoring.context import check_context
+    from ..scoring.runner.context import check_context
 
     if args.context is not None:
         return check_context(_read_text(args.context, args.encoding))
@@ -125,7 +125,7 @@ def read_context(args: argparse.Namespace) -> str | list | None:
 
 
 def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    from ..scoring.scorer import ScoringError, stream
+    from ..scoring.runner.scorer import ScoringError, stream
 
     check_counts(args)
     text = _read_text(args.file, args.encoding)

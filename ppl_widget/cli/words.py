@@ -63,7 +63,7 @@ def read_word_list(path: str) -> pd.DataFrame:
 
 
 def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    from ..scoring.words import group_texts, score_words
+    from ..scoring.analyses.words import group_texts, score_words
 
     check_counts(args)
     frame = read_word_list(args.file)

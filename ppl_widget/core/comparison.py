@@ -1,6 +1,6 @@
 """One text scored by several models, compared fairly: the results and what is
 computed from them (the metrics table, the per-word frame).  Pure: numpy, and pandas
-for the tables; the models are run by ``scoring/compare.py``.
+for the tables; the models are run by ``scoring/analyses/compare.py``.
 
 Perplexities of models with different tokenizers are comparable per word,
 character or byte (the total NLL is the model's, the denominator the text's),

@@ -1,6 +1,6 @@
 """Two models with one vocabulary on one text, token by token: how far the ``other``
 model's predictive distribution is from the ``base`` model's.  Pure: numpy, and pandas
-for the tables; ``scoring/divergence.py`` runs the models.
+for the tables; ``scoring/analyses/divergence.py`` runs the models.
 
 Per scored token: KL(base ‖ other) in nats over the full vocabulary, Δp = p_other - p_base
 of the actual token, whether the two models' most probable tokens agree, and each

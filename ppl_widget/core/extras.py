@@ -17,7 +17,7 @@ OPTIONAL: dict[str, tuple[str, str]] = {
     "vl_convert": ("vl-convert-python", "charts"),
     "pyarrow": ("pyarrow", "corpus"),
     "datasets": ("datasets", "corpus"),
-    # a transformer scoring in the browser of a live page (scoring/onnx_export.py)
+    # a transformer scoring in the browser of a live page (scoring/kinds/onnx/onnx_export.py)
     "onnx": ("onnx", "live"),
     "onnxscript": ("onnxscript", "live"),
     "onnxruntime": ("onnxruntime", "live"),

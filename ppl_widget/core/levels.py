@@ -22,9 +22,9 @@ import numpy as np
 
 from .extras import MissingExtraError
 from .metrics import LN2
+from .reading.word_frequency import zipf_frequencies
 from .sentences import SentenceSpec, line_spans, paragraph_spans, sentence_spans
 from .text_units import WordSpec, whitespace_mask, word_spans  # noqa: F401  (word_spans: public)
-from .word_frequency import zipf_frequencies
 
 if TYPE_CHECKING:
     import pandas as pd

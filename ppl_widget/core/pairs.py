@@ -1,6 +1,6 @@
 """Minimal pairs as a table: the input checked, the scores turned into columns.
 
-Pure pandas/numpy: the model work is in ``scoring/pairs.py``.  Two criteria, both
+Pure pandas/numpy: the model work is in ``scoring/analyses/pairs.py``.  Two criteria, both
 common in papers (BLiMP uses the first):
 
 * totals: ``delta = bad_nll - good_nll`` (nats); ``correct = delta > 0``, the model

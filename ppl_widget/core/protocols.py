@@ -48,7 +48,7 @@ class Protocol:
     #: why a token goes unscored under it (tooltips, docs)
     unscored_why: str
     #: its windows are ``plan_windows``' (every token scored once): an edited text can
-    #: keep the windows before the edit (``scoring/incremental.py``), and a long text's
+    #: keep the windows before the edit (``scoring/runner/incremental.py``), and a long text's
     #: windows can be planned from its start while the rest is tokenized
     every_token: bool
 

@@ -1,5 +1,8 @@
-"""The scoring side (torch): model kinds (models, ngram, the model_kind protocols) and
-scoring with them (scorer: forward, run, vocab, prepare; compare; the corpus/ package).
+"""The scoring side (torch), by room: ``runner/`` (the run loop: prepare, forward, run, the
+scorer's entry points, packed passes, incremental re-scoring), ``kinds/`` (loading a model,
+the ``ScoringModel`` protocol, and one subpackage per model kind: ``hf``, ``gguf``,
+``ngram``, ``vllm``, ``onnx``), ``analyses/`` (what is built on the scorer: compare,
+divergence, pairs, words, predictive power) and ``corpus/`` (whole corpora).
 
 Builds on ``ppl_widget.core``; never imports the views.
 """

@@ -15,7 +15,7 @@ from ..core.jsonable import json_number
 from ..core.levels import assign_tokens
 from ..core.result import ScoreResult
 from ..core.text_units import TextUnits
-from ..scoring.compare import NOT_COMPARABLE, TABLE_COLUMNS
+from ..scoring.analyses.compare import NOT_COMPARABLE, TABLE_COLUMNS
 
 #: Per-token buffers of one model, in the order the front end decodes them.
 MODEL_FIELDS = (("start16", "<i4"), ("end16", "<i4"), ("surprisal", "<f4"), ("word", "<i4"))

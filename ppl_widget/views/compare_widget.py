@@ -20,7 +20,7 @@ import traitlets
 
 from ..core.levels import unit_spans
 from ..core.text_units import TextUnits
-from ..scoring.compare import (
+from ..scoring.analyses.compare import (
     NOT_COMPARABLE_NOTE,
     Comparison,
     ComparisonError,
@@ -29,7 +29,7 @@ from ..scoring.compare import (
     check_unit_counts,
     iter_compare,
 )
-from ..scoring.context import check_context, move_whitespace
+from ..scoring.runner.context import check_context, move_whitespace
 from .assets import bundle_path, bundle_text
 from .compare_data import model_state, not_comparable, table_row, words_state
 from .export import StaticPageOutput

@@ -10,8 +10,9 @@ settings, bytes}``.  Any static host serves the folder (``python -m http.server`
 Pages, a course site); the page fetches nothing from outside it (its
 Content-Security-Policy says so to the browser too).
 
-A model goes into the page in one of two ways: an ``NGramModel`` (its counts, as
-``scoring/ngram_export.py`` writes them; ``js/src/live/models/ngram.js`` scores them), or
+A model goes into the page in one of two ways: an ``NGramModel`` (its
+counts, as ``scoring/kinds/ngram/ngram_export.py`` writes them;
+``js/src/live/models/ngram.js`` scores them), or
 any object with ``live_files(folder, name) -> entry``, which writes the files of its kind
 into ``folder`` (the model's subfolder) and returns its manifest entry ``{"kind": ...,
 "files": {role: path inside the subfolder}, "settings": {...}}`` (the seam for the ONNX
@@ -143,10 +144,10 @@ def _write_model(model: Any, out: pathlib.Path, name: str, settings: dict[str, A
     slugs.add(sub)
     folder = out / sub
     folder.mkdir(parents=True, exist_ok=True)
-    from ..scoring.ngram import NGramModel
+    from ..scoring.kinds.ngram.ngram import NGramModel
 
     if isinstance(model, NGramModel):
-        from ..scoring.ngram_export import ngram_to_json
+        from ..scoring.kinds.ngram.ngram_export import ngram_to_json
 
         (folder / "counts.json").write_text(
             json.dumps(ngram_to_json(model), ensure_ascii=False, separators=(",", ":")),

@@ -85,7 +85,7 @@ def show_pairs(df: Any, lm: Any = None, *, label: str | None = None, sort: str =
     ``"total"`` (``delta``, ``correct``) or ``"mean"`` (``delta_mean``, ``correct_mean``).
     ``surprisal_unit``: ``"bits"`` or ``"nats"`` (``unit``: its deprecated name).
     """
-    from ..scoring.pairs import score_pairs
+    from ..scoring.analyses.pairs import score_pairs
 
     if unit is not None:
         warnings.warn(_UNIT_RENAMED, DeprecationWarning, stacklevel=2)
@@ -105,7 +105,7 @@ def show_pairs(df: Any, lm: Any = None, *, label: str | None = None, sort: str =
 def pairs_state(frame: pd.DataFrame, lm: Any = None, *, label: str | None = None,
                 **score_options: Any) -> list[dict[str, Any]]:
     """The front end's rows for scored pairs: pieces per sentence with their NLL."""
-    from ..scoring.pairs import sentence_tokens
+    from ..scoring.analyses.pairs import sentence_tokens
 
     texts = [t for g, b in zip(frame["good"], frame["bad"], strict=True) for t in (g, b)]
     contexts = (None if "context" not in frame.columns

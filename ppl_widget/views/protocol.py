@@ -60,7 +60,7 @@ from .widget_levels import LevelAssigner, context_gain, word_corrected
 if TYPE_CHECKING:
     from ..core.result import ScoreResult
     from ..core.text_units import TextUnits
-    from ..scoring.scorer import ScoreProgress
+    from ..scoring.runner.scorer import ScoreProgress
 
 log = logging.getLogger(__name__)
 

@@ -16,9 +16,9 @@ from ..core.protocols import check_protocol, get_protocol, protocol_stride
 from ..core.result import ScoreResult
 from ..core.text_units import TextUnits, WordSpec
 from ..core.validation import check_text
-from ..scoring.context import move_whitespace
-from ..scoring.models import LoadedModel, as_loaded
-from ..scoring.scorer import ScoringError, stream, stream_any_text
+from ..scoring.kinds.models import LoadedModel, as_loaded
+from ..scoring.runner.context import move_whitespace
+from ..scoring.runner.scorer import ScoringError, stream, stream_any_text
 from . import protocol as P
 from .assets import bundle_path
 from .export import StaticPageOutput
@@ -77,7 +77,7 @@ class PerplexityWidget(StaticPageOutput, PerplexityTraits):
             raise ValueError(f"ci must be a confidence level between 0 and 1, got {ci!r}")
         self._sentences, self._unigram_spec, self._ci = sentences, unigram, ci
         # the view shows the continuation as scored: a string context's trailing
-        # whitespace moves to the text (score()'s seam rule, scoring/context.py)
+        # whitespace moves to the text (score()'s seam rule, scoring/runner/context.py)
         context, text = move_whitespace(Context().validate(None, context), text)
         super().__init__(text=text, max_length=max_length, stride=stride, prefix=prefix,
                          editable=editable, context=context,
@@ -134,7 +134,7 @@ class PerplexityWidget(StaticPageOutput, PerplexityTraits):
     def chart(self, kind: str = "surprisal", **options: Any) -> Any:
         """An Altair chart of the result so far: ``surprisal``, ``running_perplexity``
         or ``distributions`` (see ``ppl_widget.charts``); bits or nats as the widget shows."""
-        from .charts import for_result
+        from .charts.charts import for_result
 
         options.setdefault("unit", self.surprisal_unit)
         return for_result(self.result, kind, **options)
@@ -189,7 +189,7 @@ class PerplexityWidget(StaticPageOutput, PerplexityTraits):
                 run_id, (P.loading_message(note, fraction), None)))
         self.status = "scoring"
         text = self.text  # read once: an edit while starting is the next run's
-        # an edited text keeps the windows before the edit (scoring/incremental.py)
+        # an edited text keeps the windows before the edit (scoring/runner/incremental.py)
         reuse = self.result if edited and get_protocol(
             self._options["protocol"]).every_token else None  # else: its plan moves
         context = self.context

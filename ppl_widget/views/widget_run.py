@@ -14,7 +14,7 @@ import numpy as np
 
 from ..core.result import TOKEN_ARRAYS, ScoreResult
 from ..core.text_units import TextUnits
-from ..scoring.scorer import ScoreProgress
+from ..scoring.runner.scorer import ScoreProgress
 from . import protocol as P
 from .widget_levels import LevelAssigner, with_levels
 

@@ -1,7 +1,7 @@
 """The widget's scoring settings, checked by the very rules ``score()`` applies.
 
 One source of the rules: the window goes through ``core.windows.check_window_settings``
-(and, once the model is loaded, ``scoring.scorer.resolve_window``, which adds its
+(and, once the model is loaded, ``scoring.runner.scorer.resolve_window``, which adds its
 default and context length), counts through ``core.validation``, and the prefix
 through the documented choices.  A rejected value raises
 ``SettingError``: a ``traitlets.TraitError`` (what traitlets users catch) that
@@ -59,7 +59,7 @@ def check_window(max_length: Any, stride: Any, lm: Any = None, *, field: str = "
         max_length, stride = check_window_settings(max_length, stride,
                                                    prefix_every_window=prefix_every_window)
         if lm is not None:  # the model's default max_length and its context length
-            from ..scoring.scorer import resolve_window
+            from ..scoring.runner.scorer import resolve_window
 
             resolve_window(lm, max_length, stride, prefix_every_window)
     except ValueError as exc:
@@ -94,14 +94,14 @@ class Prefix(traitlets.TraitType):
 
 class Context(traitlets.TraitType):
     """What the model reads before the text: None, a string or a chat, checked as
-    ``score()`` checks it (``scoring/context.py``)."""
+    ``score()`` checks it (``scoring/runner/context.py``)."""
 
     default_value = None
     allow_none = True
     info_text = "None, a string or a list of {'role', 'content'} messages"
 
     def validate(self, obj: Any, value: Any) -> Any:
-        from ..scoring.context import check_context
+        from ..scoring.runner.context import check_context
 
         try:
             return check_context(value)

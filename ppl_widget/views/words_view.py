@@ -15,8 +15,8 @@ from typing import Any
 
 import numpy as np
 
+from ..core.reading.word_list import WordListError
 from ..core.text_units import word_spans as word_spans_of
-from ..core.word_list import WordListError
 from .widget import PerplexityWidget
 
 
@@ -30,7 +30,7 @@ def show_words(words: Any, lm: Any = None, *, group: Any = None,
     default: the first group).  ``widget_options``: as ``PerplexityWidget`` takes them
     (``max_length``, ``add_eos``, ...); use the ones the list was scored with.
     """
-    from ..scoring.words import group_texts
+    from ..scoring.analyses.words import group_texts
 
     _frame, _keys, groups = group_texts(words, by=by, sep=sep)
     if not groups:

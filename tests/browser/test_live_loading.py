@@ -53,7 +53,7 @@ def tiny_transformer():
     sys.path.insert(0, str(ROOT / "benchmarks"))
     from tiny_llama import tiny_llama
 
-    from ppl_widget.scoring.onnx_files import OnnxLiveModel
+    from ppl_widget.scoring.kinds.onnx.onnx_files import OnnxLiveModel
 
     lm = tiny_llama(TRAIN * 20, vocab_size=120, max_positions=64)
     return OnnxLiveModel(lm, "fp32", cache=False, measure=False, webgpu=False)

@@ -260,7 +260,7 @@ def test_course_site(browser, course_site, scheme):
 def test_course_site_with_the_default_transformer(browser, tmp_path):
     # the course page: the live bigram and the embedded model (ONNX fp32, run by
     # onnxruntime-web in the page's worker) beside the frozen to_html result of score()
-    from ppl_widget.scoring.models import load_model
+    from ppl_widget.scoring.kinds.models import load_model
 
     out = build_course_site(tmp_path / "course", frozen_model="default", transformer="fp32")
     for site in served(out):

@@ -132,9 +132,9 @@ NGRAM_SETTINGS = [  # score()'s keywords
 def ngram_cases() -> list[dict[str, Any]]:
     """score() of each text with each model and settings: every per-token array (each
     model's exported counts once, in a "model" row before its "score" rows)."""
-    from ppl_widget.scoring.ngram import NGramModel
-    from ppl_widget.scoring.ngram_export import ngram_to_json
-    from ppl_widget.scoring.scorer import stream_any_text
+    from ppl_widget.scoring.kinds.ngram.ngram import NGramModel
+    from ppl_widget.scoring.kinds.ngram.ngram_export import ngram_to_json
+    from ppl_widget.scoring.runner.scorer import stream_any_text
     from ppl_widget.views.widget_levels import LevelAssigner
 
     cases: list[dict[str, Any]] = []

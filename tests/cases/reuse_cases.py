@@ -12,7 +12,7 @@ import numpy as np
 
 from ppl_widget.core.result import ScoreResult
 from ppl_widget.core.windows import plan_windows
-from ppl_widget.scoring.incremental import first_changed_target, plan_reuse
+from ppl_widget.scoring.runner.incremental import first_changed_target, plan_reuse
 
 BASE = "the cat sat on the mat"
 # (name, old text, new text, max_length, stride, prefix "bos"/"none", add_eos, scored

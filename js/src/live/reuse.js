@@ -1,8 +1,8 @@
-// What of the previous run an edit leaves valid: scoring/incremental.py's rule, ported
+// What of the previous run an edit leaves valid: scoring/runner/incremental.py's rule, ported
 // (one rule in two languages: tests/cases/reuse.json holds Python's answers, checked by
 // tests/test_shared_cases.py and js/test/shared_cases.test.js).  A window whose targets
 // all lie before the first changed target, and whose inputs are where they were, gives
-// what it gave: it is kept.  Read scoring/incremental.py for the why.
+// what it gave: it is kept.  Read scoring/runner/incremental.py for the why.
 
 import { planWindows } from "./windows.js";
 

@@ -1,5 +1,5 @@
 // One scoring run of the live page, as the kernel's scorer does it: the text laid out as
-// the model's input sequence (scoring/prepare.py _lay_out: prefix token, units, EOS), the
+// the model's input sequence (scoring/runner/prepare.py _lay_out: prefix token, units, EOS), the
 // windows planned by the one rule (windows.js), each window scored through model_api.js,
 // and the widget's own messages (reset, chunk, done: views/protocol.py) made from them.
 // Pure: no DOM, no Worker; worker.js posts what this yields.

@@ -4,7 +4,7 @@
 // are plain text), and each token's character span in UTF-16 code units, as Python's
 // offset mapping (code points there) gives it.  Why our own: transformers.js's tokenizers
 // give no offsets and always match special tokens in the text.  Python refuses to export a
-// tokenizer.json with other parts (scoring/onnx_files.py: BROWSER_TOKENIZER); this file
+// tokenizer.json with other parts (scoring/kinds/onnx/onnx_files.py: BROWSER_TOKENIZER); this file
 // throws on them too.  Checked against Python on tests/cases/browser_tokenizer.json.
 import { compileRegex } from "./tokenizer_regex.js";
 

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from ...core.windows import Window
-from ..forward import BatchedForward
+from ..runner.forward import BatchedForward
 
 
 @dataclass(frozen=True)

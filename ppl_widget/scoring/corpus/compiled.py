@@ -73,7 +73,7 @@ class CompiledBody:
         return self.active
 
     def _compile(self) -> None:
-        from ..forward import compile_body
+        from ..runner.forward import compile_body
 
         self.fwd.compiled = compile_body(self.lm)
         self.active = True

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from ...core.extras import require
-from ..context import check_context
+from ..runner.context import check_context
 
 _DATASET_MARKERS = ("dataset_info.json", "state.json", "dataset_dict.json")
 

@@ -30,15 +30,15 @@ from ...core.protocols import plan_protocol
 from ...core.result import TOKEN_ARRAYS, ScoreResult
 from ...core.text_units import DEFAULT_WORD_PATTERN, WordSpec
 from ...core.validation import as_count
-from ..devices import precision_settings
-from ..forward import BatchedForward, is_oom
-from ..model_kind import ScoringModel
-from ..models import LoadedModel, load_model
-from ..prepare import Prepared, keep_scored, prepare_many
-from ..run import pipeline_depth
-from ..scorer import auto_batch_size, resolve_protocol, score
-from ..throughput import flop_model, matmul_peak, window_flops
-from ..vocab import decode_each, ids_in
+from ..kinds.devices import precision_settings
+from ..kinds.model_kind import ScoringModel
+from ..kinds.models import LoadedModel, load_model
+from ..runner.forward import BatchedForward, is_oom
+from ..runner.prepare import Prepared, keep_scored, prepare_many
+from ..runner.run import pipeline_depth
+from ..runner.scorer import auto_batch_size, resolve_protocol, score
+from ..runner.throughput import flop_model, matmul_peak, window_flops
+from ..runner.vocab import decode_each, ids_in
 from . import distributed
 from .batch import batch_end, plan_items, run_batch, sort_items
 from .compiled import CompiledBody, check_choice

@@ -1,5 +1,5 @@
-// The n-gram model of ppl_widget/scoring/ngram.py (NGramModel), in the browser: the counts
-// exported by ppl_widget/scoring/ngram_export.py, the same tokenizer rule and the same
+// The n-gram model of ppl_widget/scoring/kinds/ngram/ngram.py (NGramModel), in the browser: the counts
+// exported by ppl_widget/scoring/kinds/ngram/ngram_export.py, the same tokenizer rule and the same
 // float64 arithmetic in the same order, so every number equals Python's (the log is
 // correctly rounded: see ../float64.js).  Checked on tests/cases/ngram.json.
 

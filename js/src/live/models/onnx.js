@@ -1,4 +1,4 @@
-// A transformer in the browser: the ONNX graph of ppl_widget/scoring/onnx_export.py (a
+// A transformer in the browser: the ONNX graph of ppl_widget/scoring/kinds/onnx/onnx_export.py (a
 // piece of a window's ids, its targets' ids and the window's key/value cache so far in;
 // each target's surprisal, entropy, rank and top-k and the longer cache out) run by
 // onnxruntime-web, and the model's tokenizer.json read by ../tokenizer.js.

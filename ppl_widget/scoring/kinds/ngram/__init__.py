@@ -1,0 +1,1 @@
+"""An n-gram model for teaching, and its export for the browser."""

@@ -1,0 +1,1 @@
+"""A transformers model exported as ONNX for the live page, and how far it is from ``score()``."""

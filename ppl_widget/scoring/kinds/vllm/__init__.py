@@ -1,0 +1,1 @@
+"""A model served by vLLM: the client, an in-process engine, a launcher."""

@@ -1,0 +1,1 @@
+"""Altair charts: the data they draw, their renderer, one module per family of charts."""
