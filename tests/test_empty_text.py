@@ -12,8 +12,9 @@ import pytest
 from ppl_widget import score
 from ppl_widget.core.validation import check_text
 
-RULE = r"is empty: there is nothing to score \(a text needs at least one character; "
-#: a file or a cell: whitespace alone is as empty (check_text(blank_ok=False))
+#: whitespace alone is as empty, in Python as in a file or a cell (issue #44)
+RULE = (r"is empty: there is nothing to score \(a text needs at least one character besides "
+        r"whitespace; ")
 BLANK_RULE = (r"there is nothing to score \(a text needs at least one character besides "
               r"whitespace; ")
 

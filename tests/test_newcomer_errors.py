@@ -42,13 +42,16 @@ def test_a_whitespace_only_file_is_an_error_like_an_empty_one(blank, tmp_path, c
                                                                        "empty.txt")], capsys)
 
 
-def test_whitespace_stays_a_text_in_python(tiny_gpt2):
-    """In Python a whitespace-only string is still scored (its tokens have surprisals);
-    only a file or a cell holding nothing else is refused."""
+def test_whitespace_alone_is_refused_in_python_too(tiny_gpt2):
+    """``score('   \\n\\t')`` is the same error as a blank file or cell (issue #44): it has
+    no word, so its word perplexity would be NaN; ``add_eos=True`` still scores it."""
     from ppl_widget import score
 
-    res = score(" \n ", tiny_gpt2)
-    assert len(res) > 0 and res.metrics()["n_words"] == 0
+    with pytest.raises(ValueError, match=r"text holds only whitespace \(no word\): there is "
+                                         r"nothing to score .*add_eos=True"):
+        score("   \n\t", tiny_gpt2)
+    res = score(" \n ", tiny_gpt2, add_eos=True)
+    assert res.is_eos.tolist()[-1]  # the end-of-text token is scored
 
 
 def test_a_missing_file_is_named_plainly(tmp_path, capsys, no_model):

@@ -8,7 +8,11 @@ network (api.mystmd.org) at build time, so it cannot build offline; the folders 
 into a Jupyter Book's static files unchanged where the build can reach its theme.
 
     python examples/course_site/build.py [--out DIR] [--frozen-model default|bigram]
-                                         [--transformer fp32|int8|q4]
+                                         [--transformer fp32|int8|q4] [--serve [PORT]]
+
+``bash scripts/course_site.sh`` does it all in one command: the set-up, the ``[live]`` extra
+the ONNX export needs, the build with the q4 transformer, and ``--serve`` (a page that loads a
+model must be served over http: a ``file:`` page may not start its worker or fetch its files).
 
 Writes ``DIR/index.html`` (the lesson), ``DIR/live/`` (export_live_page),
 ``DIR/frozen.html`` (ScoreResult.to_html) and ``DIR/coi-serviceworker.js`` with its
@@ -130,8 +134,42 @@ def main() -> None:
                     help="the frozen result's model (default: the package's default model)")
     ap.add_argument("--transformer", choices=("fp32", "int8", "q4"),
                     help="also the default model in the live page, as ONNX in this variant")
+    ap.add_argument("--serve", type=int, nargs="?", const=8000, metavar="PORT",
+                    help="then serve the site on http://localhost:PORT/ (default 8000) until "
+                         "Ctrl+C: the page must be served, a file: page cannot load a model")
     args = ap.parse_args()
-    print(build(args.out, args.frozen_model, args.transformer) / "index.html")
+    if args.transformer:
+        _require_live_extra()
+    site = build(args.out, args.frozen_model, args.transformer)
+    print(site / "index.html")
+    if args.serve is not None:
+        serve(site, args.serve)
+
+
+def _require_live_extra() -> None:
+    """The ONNX export needs the ``[live]`` extra: say so before minutes of building."""
+    import importlib.util
+
+    missing = [m for m in ("onnx", "onnxscript", "onnxruntime") if not importlib.util.find_spec(m)]
+    if missing:
+        raise SystemExit(f"--transformer needs the [live] extra ({', '.join(missing)} missing): "
+                         "pip install -e '.[live]', or run bash scripts/course_site.sh, which "
+                         "installs it")
+
+
+def serve(site: Path, port: int) -> None:
+    """Serve ``site`` on localhost until interrupted (what any static host does)."""
+    import functools
+    import http.server
+
+    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(site))
+    with http.server.ThreadingHTTPServer(("127.0.0.1", port), handler) as httpd:
+        print(f"serving the course page on http://localhost:{httpd.server_address[1]}/ "
+              "(Ctrl+C stops)", flush=True)
+        try:
+            httpd.serve_forever()
+        except KeyboardInterrupt:
+            pass
 
 
 if __name__ == "__main__":

@@ -60,14 +60,15 @@ def check_batch_size(value: Any) -> int | str:
 
 
 def check_text(text: Any, add_eos: bool = False, *, name: str = "text",
-               eos_option: str = "add_eos=True", blank_ok: bool = True) -> str:
+               eos_option: str = "add_eos=True", blank_ok: bool = False) -> str:
     """``text`` as given, or an error naming the rule: a text is a ``str`` with at least
     one character to score.  An empty text is allowed only with ``add_eos`` (the
     end-of-text token alone is scored).  ``name`` and ``eos_option`` say how the caller
     calls the text and the option (the command line: the file and ``--add-eos``).
-    ``blank_ok=False`` (a file, a cell): whitespace alone is as empty, since it has no
-    word and a user who scores it almost surely read the wrong file; in Python a
-    whitespace-only string stays a text (its tokens have surprisals)."""
+    Whitespace alone is as empty, in Python as in a file or a cell: it has no word, so
+    its word perplexity is undefined, and a user who scores it almost surely passed the
+    wrong string.  ``blank_ok=True`` lets whitespace through (a caller that scores pieces
+    of a text, where a blank piece is legitimate)."""
     if not isinstance(text, str):
         raise TypeError(f"{name} must be a str, got {type(text).__name__}")
     if not add_eos and not (text if blank_ok else text.strip()):
