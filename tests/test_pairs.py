@@ -230,3 +230,19 @@ def test_eager_attention_reads_the_same_block_mask(tiny_lm):
     for text, nll in zip(df["bad"], df["bad_nll"], strict=True):
         total = score(text, tiny_lm, top_k=0).metrics()["total_nll"]
         assert nll == pytest.approx(total, rel=1e-7, abs=1e-5)
+
+
+def test_an_ngram_model_scores_pairs_in_context_as_score_does():
+    """A context column works with every model kind (issue #44: it was refused for all but
+    transformers): the n-gram's numbers are score(sentence, lm, context=...)'s."""
+    from ppl_widget import NGramModel, score
+
+    lm = NGramModel(2, "kneser-ney").fit(["the cat sat on the mat .", "the dog sat on the rug ."])
+    frame = pd.DataFrame({"context": ["the cat"], "good": [" sat on the mat."],
+                          "bad": [" sat the on mat."]})
+    got = score_pairs(frame, lm)
+    for side in ("good", "bad"):
+        ref = score(frame[side][0], lm, context="the cat", top_k=0)
+        assert got[f"{side}_nll"][0] == pytest.approx(float(np.sum(ref.surprisal)), abs=1e-9)
+        assert got[f"{side}_tokens"][0] == len(ref.surprisal)
+    assert got["good_nll"][0] < got["bad_nll"][0]  # 'sat on' was seen, 'sat the' was not

@@ -88,6 +88,25 @@ def test_pairs_and_words_through_the_server(fake, tiny_gpt2):
     np.testing.assert_allclose(got_w["surprisal"], want_w["surprisal"], atol=1e-4)
 
 
+def test_minimal_pairs_in_context_through_the_server(fake, tiny_gpt2):
+    """score_pairs with a context column works through vLLM as score(..., context=) does
+    (issue #44): each sentence a continuation of its context, the local model's numbers."""
+    import pandas as pd
+
+    lm = _vllm(fake)
+    frame = pd.DataFrame({"context": ["The keys to the cabinet", ""],
+                          "good": [" are on the table.", "She has eaten."],
+                          "bad": [" is on the table.", "She have eaten."]})
+    got, want = score_pairs(frame, lm), score_pairs(frame, tiny_gpt2)
+    for side in ("good", "bad"):
+        np.testing.assert_allclose(got[f"{side}_nll"], want[f"{side}_nll"], atol=1e-4)
+        np.testing.assert_array_equal(got[f"{side}_tokens"], want[f"{side}_tokens"])
+    # the context's tokens were sent, not scored: the continuation alone counts
+    alone = score_pairs(frame.drop(columns="context"), tiny_gpt2)
+    assert got["good_tokens"][0] < alone["good_tokens"][0] + 5
+    assert got["good_nll"][0] != pytest.approx(alone["good_nll"][0], abs=1e-3)
+
+
 def test_score_corpus_through_the_server_and_its_resume(fake, tiny_gpt2, tmp_path):
     pq = pytest.importorskip("pyarrow.parquet")
     from ppl_widget import score_corpus

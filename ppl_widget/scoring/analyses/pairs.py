@@ -77,12 +77,12 @@ def sentence_nlls(texts: list[str], lm: Any, *, contexts: list[str] | None = Non
     options = dict(max_length=max_length, stride=stride, prefix=prefix, add_eos=add_eos)
     nll = np.zeros(len(texts), dtype=np.float64)
     tokens = np.zeros(len(texts), dtype=np.int64)
-    if not isinstance(lm, LoadedModel):  # another model kind (the n-gram model): score() each
-        if contexts is not None and any(contexts):
-            raise PairsInputError(f"a context needs a transformers model; {lm.name} "
-                                  "scores sentences on their own")
+    if not isinstance(lm, LoadedModel):  # another kind (n-gram, vLLM): score() each, with
+        # its context where it has one (score's seam rule, the same as the packed layout's)
         for i, text in enumerate(texts):
-            nll[i], tokens[i] = _score_one(score(text, lm, top_k=0, **options))
+            context = contexts[i] if contexts is not None and contexts[i] else None
+            nll[i], tokens[i] = _score_one(score(text, lm, top_k=0, context=context,
+                                                 **options))
         return nll, tokens
     laid = layout(texts, lm, contexts, prefix=prefix, add_eos=add_eos)
     sequences, n_scored = laid.sequences, list(laid.n_scored)
