@@ -160,3 +160,15 @@ def test_ctrl_c_prints_what_was_scored(tmp_path, capsys, tiny_gpt2_dir, monkeypa
     data = json.loads(out_json.read_text())
     first = next(real(TEXT * 4, tiny_gpt2, max_length=16, stride=8, batch_size=1))
     assert data["metrics"]["n_tokens"] == first.done > 0
+
+
+def test_help_texts_carry_no_markup():
+    """What --help prints is plain text: no reStructuredText backticks (issue #44)."""
+    from ppl_widget.cli import build_parser
+
+    parser = build_parser()
+    texts = [parser.format_help()]
+    texts += [p.format_help() for p in parser._subparsers._group_actions[0].choices.values()]
+    for text in texts:
+        assert "``" not in text, text[:200]
+    assert "ppl-widget score FILE" in texts[0]

@@ -15,7 +15,9 @@ from .score import format_metrics  # noqa: F401  (importable from here)
 from .score import run as run_score  # noqa: F401  (importable from here)
 
 #: ``ppl-widget --help``'s description
-DESCRIPTION = "``ppl-widget score FILE``: score a text file, print the metrics table."
+DESCRIPTION = ("Surprisal and perplexity of texts under a causal language model (the embedded "
+               "default model unless --model names another). Start with: ppl-widget score "
+               "FILE")
 
 
 def build_parser() -> argparse.ArgumentParser:
