@@ -36,7 +36,7 @@ BROWSER_TOKENIZER = {
 
 #: onnxruntime-web's files, as ``js/scripts/copy_ort.mjs`` leaves them in the build: role ->
 #: the ES module the page imports (the .mjs glue and .wasm it loads lie beside it)
-ORT_DIR = Path(__file__).parents[1] / "static" / "ort"
+ORT_DIR = Path(__file__).parents[3] / "static" / "ort"
 ORT_ENTRY = {"ort_wasm": "ort.wasm.min.mjs", "ort_webgpu": "ort.webgpu.min.mjs"}
 ORT_FILES = {"ort_wasm": ("ort-wasm-simd-threaded.mjs", "ort-wasm-simd-threaded.wasm"),
              "ort_webgpu": ("ort-wasm-simd-threaded.asyncify.mjs",
