@@ -30,7 +30,7 @@ ORT = "ort.wasm.min.mjs"
 # onnxruntime-web with a gate before each session.run: {type: "test-gate", more: n} lets n
 # more runs through; every change is reported as {type: "test-gate", ran, waiting}
 GATED_ORT = """
-import * as ort from "./%s?real";
+import * as ort from "./ORT?real";
 export const env = ort.env;
 export const Tensor = ort.Tensor;
 let allowed = 1e9, ran = 0;
@@ -51,7 +51,7 @@ export const InferenceSession = {
                .then(() => s.run(feeds)) };
   },
 };
-""" % ORT
+""".replace("ORT", ORT, 1)
 
 
 @pytest.fixture(scope="module")
