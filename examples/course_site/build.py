@@ -70,11 +70,20 @@ unusual order?</li>
 never seen?</li>
 </ul>
 <div class="pair">
-<figure><figcaption>Live: {live_model}, in your browser</figcaption>
+<figure><figcaption>Live: <span id="live-model">{live_model}</span>, in your browser</figcaption>
 <iframe src="live/index.html" title="Live page: type to score"></iframe></figure>
 <figure><figcaption>Frozen: {frozen_model}, exported with to_html()</figcaption>
 <iframe src="frozen.html" title="Frozen result"></iframe></figure>
 </div>
+<script>
+// the caption names the model the live page uses: it says so when the reader picks one
+// (js/src/live/index.js, MSG_MODEL_IN_USE); its name is set as text
+addEventListener("message", (e) => {{
+  const d = e.data;
+  if (e.origin !== location.origin || !d || d.type !== "ppl-widget-live-model") return;
+  document.getElementById("live-model").textContent = String(d.model);
+}});
+</script>
 </body></html>
 """
 

@@ -143,7 +143,7 @@ export class MetricsPanel {
     const badges = {
       live: ["live · partial", "pplw-badge pplw-badge-live", "Computed in the browser from the tokens scored so far"],
       partial: ["partial", "pplw-badge pplw-badge-warn", "The run did not score the whole text"],
-      final: ["final", "pplw-badge pplw-badge-ok", "Final numbers from the kernel"],
+      final: ["final", "pplw-badge pplw-badge-ok", "The whole text scored: the run's final numbers"],
     };
     const b = badges[state];
     this.badge.hidden = !b;

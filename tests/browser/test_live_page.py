@@ -256,6 +256,25 @@ def test_course_site(browser, course_site, scheme):
     context.close()
 
 
+def test_course_caption_names_the_model_in_use(browser, tmp_path, lms):
+    # the lesson's caption follows the live page's menu; no kernel: no badge speaks of one
+    out = build_course_site(tmp_path / "course", frozen_model="bigram", more_models=[lms[1]])
+    for site in served(out):
+        context, pg = open_page(browser, site)
+        caption = pg.locator("figcaption").first
+        live = pg.frame_locator("iframe[src='live/index.html']")
+        live.locator(".pplw-status", has_text="done").wait_for(timeout=20_000)
+        bigram = caption.inner_text()
+        assert bigram.startswith("Live: bigram") and lms[1].name not in bigram
+        badge = live.locator(".pplw-badge").first
+        assert badge.inner_text() == "final" and "kernel" not in badge.get_attribute("title")
+        live.locator(".pplv-model").select_option(lms[1].name)
+        pg.wait_for_function("n => document.querySelector('figcaption').textContent === "
+                             "`Live: ${n}, in your browser`", arg=lms[1].name, timeout=20_000)
+        assert pg.refused == [] and pg.errors == []
+        context.close()
+
+
 @pytest.mark.default_model
 def test_course_site_with_the_default_transformer(browser, tmp_path):
     # the course page: the live bigram and the embedded model (ONNX fp32, run by

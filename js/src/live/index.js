@@ -39,6 +39,9 @@ export class LiveModel extends StaticModel {
 }
 
 const PARAM_MODEL = "model";
+/** The message a page that frames this one gets when the model in use changes ({type,
+ * model}): a course page's caption names it (examples/course_site/build.py reads it). */
+export const MSG_MODEL_IN_USE = "ppl-widget-live-model";
 /** What survives the one reload for isolation, beside the model: the text and the view's own
  * choices (the window settings are the model's, as on any change of model). */
 const KEPT = ["text", "level", "surprisal_unit", "color_mode", "show_boundaries", "bow_correction"];
@@ -152,12 +155,26 @@ export async function mountLive(box, base = document.baseURI) {
     (content) => {
       if (!content || content.type !== MSG_CANCEL || model.get("status") !== STATUS_SCORING) return;
       worker.postMessage({ type: "cancel" }); // the worker stops between windows
-      // the view keeps what was scored, as a widget's cancelled run: partial
-      model.deliver({ type: MSG_DONE, run_id: runId, partial: true, metrics: null }, []);
-      runId += 1; // what is still on its way belongs to no run the page shows
+      if (typing()) {
+        // the text typed since the last run is not scored either: it is the page's text,
+        // unscored (the box keeps it, and the next edit scores it)
+        view.editor.send.cancel();
+        runId += 1;
+        model.set("text", view.editor.box.value);
+      } else {
+        // the view keeps what was scored, as a widget's cancelled run: partial
+        model.deliver({ type: MSG_DONE, run_id: runId, partial: true, metrics: null }, []);
+        runId += 1; // what is still on its way belongs to no run the page shows
+      }
       model.set("status", STATUS_CANCELLED);
     },
   );
+
+  /** The editor holds a text newer than the page's (its pause before the run not over). */
+  const typing = () => !!view && view.editor.send.pending;
+  /** A run ended: "done" only when the text it scored is still the reader's; while a newer
+   * one waits for the editor's pause, the page is still scoring (that text's run comes). */
+  const ended = (status) => model.set("status", typing() ? STATUS_SCORING : status);
 
   let pending = false;
   function schedule() {
@@ -240,9 +257,8 @@ export async function mountLive(box, base = document.baseURI) {
       if (!msg.partial) costs.set(t.model, t.done - t.start);
       fitWait();
     }
-    if (msg.type === MSG_DONE) model.set("status", STATUS_DONE);
+    if (msg.type === MSG_DONE || msg.type === MSG_SETTINGS_ERROR) ended(STATUS_DONE);
     else if (msg.type === MSG_ERROR) model.set("status", STATUS_ERROR);
-    else if (msg.type === MSG_SETTINGS_ERROR) model.set("status", STATUS_DONE);
   };
   worker.onerror = (ev) => {
     model.set("error", `the scoring worker failed: ${ev.message || "live_worker.js could not be loaded"}`);
@@ -268,8 +284,14 @@ export async function mountLive(box, base = document.baseURI) {
     choose(next);
   });
 
+  /** Tell a page that frames this one (same origin only) which model is in use. */
+  const announce = () => {
+    if (window.parent !== window) window.parent.postMessage({ type: MSG_MODEL_IN_USE, model: entry.name }, location.origin);
+  };
+
   function choose(next) {
     entry = next;
+    announce();
     const url = new URL(location.href);
     url.searchParams.set(PARAM_MODEL, entry.name);
     history.replaceState(null, "", url);
@@ -300,6 +322,9 @@ export async function mountLive(box, base = document.baseURI) {
   // the editor's note speaks of the kernel's re-scoring; here the browser scores it all
   view.editor.setNote = (s) => setText(view.editor.note, s || EDIT_NOTE);
   view.editor.setNote(null);
+  // from the first key typed, the page is not done: its text is about to change
+  view.editor.box.addEventListener("input", () => typing() && model.set("status", STATUS_SCORING));
+  announce();
   start();
   return { model, view, worker, status, timings, loads };
 }

@@ -128,6 +128,7 @@ export async function* scoreText(model, text, settings, runId, isCancelled = () 
   const rec = newRecord(key, text, lay, st.topK);
   memory.last = rec;
   const resume = model.scorePiece ? windows.map((w, k) => resumeAt(old, k, w, lay, kept.changed)) : [];
+  handOver(rec, old, kept, windows, resume, lay);
   // reused_tokens (the editor's "N of M tokens scored again"): the kept windows' targets,
   // and the rows kept over a window's cache
   let reused = kept.tokens;
@@ -135,9 +136,7 @@ export async function* scoreText(model, text, settings, runId, isCancelled = () 
   yield [{ type: MSG_SETTINGS, run_id: runId, settings: { ...settingsTrait(model, st, lay), reused_tokens: reused } }, []];
   yield resetMessage(lay, st, runId);
   const out = new Chunker(model, lay, st.topK, runId, rec);
-  keepTargets(rec, old, 0, kept.tokens);
   for (const c of out.upTo(kept.tokens)) yield c;
-  for (let k = 0; k < kept.windows; k++) if (old.caches.has(k)) rec.caches.set(k, old.caches.get(k));
   for (let k = kept.windows; k < windows.length; k++) {
     if (isCancelled()) return;
     const w = windows[k];
@@ -190,6 +189,27 @@ export async function* scoreText(model, text, settings, runId, isCancelled = () 
   }
   rec.partial = false;
   yield [{ type: MSG_DONE, run_id: runId, partial: false, metrics: metricsFromSums(out.sums) }, []];
+}
+
+/**
+ * The last run's rows and caches that hold for this text, in this run's record before it
+ * yields anything: a run that a newer text stops at its first message (or before its first
+ * piece) still hands all of them to the next run, which would otherwise start from nothing.
+ * Rows: the kept windows' targets, and those of the first window run again that come before
+ * its first changed target (contiguous: ids says how many rows hold).  Caches: every one,
+ * as it was; resumeAt checks a cache's inputs against the text before it is read.
+ */
+function handOver(rec, old, kept, windows, resume, lay) {
+  if (!old) return;
+  keepTargets(rec, old, 0, kept.tokens);
+  const k = kept.windows;
+  if (k < windows.length && resume[k] > 0) {
+    const w = windows[k];
+    const firstRow = w.targetStart - 1 - w.inputStart;
+    const rowTarget = (j) => w.inputStart + j + 1 - lay.firstTarget;
+    if (resume[k] > firstRow) keepTargets(rec, old, rowTarget(firstRow), rowTarget(resume[k]));
+  }
+  for (const [j, cache] of old.caches) rec.caches.set(j, cache);
 }
 
 /**
