@@ -56,7 +56,7 @@ export const InferenceSession = {
 
 @pytest.fixture(scope="module")
 def site(tmp_path_factory, tiny_llama):
-    from ppl_widget.scoring.onnx_files import OnnxLiveModel
+    from ppl_widget.scoring.kinds.onnx.onnx_files import OnnxLiveModel
 
     mp = pytest.MonkeyPatch()
     mp.setenv("PPL_WIDGET_CACHE", str(tmp_path_factory.mktemp("onnx-cache")))
