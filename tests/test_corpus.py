@@ -49,9 +49,9 @@ def assert_same(got, ref, atol=1e-5):
 
 
 def score_kept(text, lm, **opts):
-    """score(), but an empty document gives its empty result (a corpus keeps every
-    document; score() alone refuses an empty text)."""
-    if text or opts.get("add_eos"):
+    """score(), but an empty or blank document gives its result (a corpus keeps every
+    document; score() alone refuses a text that is empty or only whitespace)."""
+    if text.strip() or opts.get("add_eos"):
         return score(text, lm, **opts)
     return deque(stream_any_text(text, lm, **opts), maxlen=1)[0].result
 
