@@ -13,7 +13,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..spillover import ReadingTimeError
+#: gam.control()$rank.tol: magic's relative threshold on the singular values
+RANK_TOL = float(np.finfo(float).eps ** 0.5)
 
 @dataclass(frozen=True)
 class GcvFit:
@@ -29,6 +30,7 @@ class GcvFit:
     score: float
     iterations: int
     gradient: np.ndarray
+    rank: int
 
 
 def penalty_root(s: np.ndarray, start: int, p: int) -> np.ndarray:
@@ -38,6 +40,25 @@ def penalty_root(s: np.ndarray, start: int, p: int) -> np.ndarray:
     root = np.zeros((int(keep.sum()), p))
     root[:, start:start + len(s)] = (np.sqrt(values[keep]) * vectors[:, keep]).T
     return root
+
+
+def pivoted_cholesky_root(a: np.ndarray) -> np.ndarray:
+    """``B`` (rank x n) with ``B'B`` = ``a`` on the directions LAPACK's ``dpstrf`` keeps:
+    pivot on the largest remaining diagonal, stop once it is <= n u max(diag(a)) (its
+    default tolerance, as mgcv's ``mroot`` calls it; u = dlamch('E') = 2^-53)."""
+    n = len(a)
+    work = a.copy()
+    stop = n * (np.finfo(float).eps / 2) * np.diag(a).max()
+    rows = []
+    for _ in range(n):
+        diag = np.diag(work)
+        j = int(np.argmax(diag))
+        if not diag[j] > stop:
+            break
+        row = work[j] / np.sqrt(diag[j])
+        rows.append(row)
+        work = work - np.outer(row, row)
+    return np.array(rows).reshape(len(rows), n)
 
 
 def initial_log_sp(x: np.ndarray, penalties: list[tuple[np.ndarray, int]]) -> np.ndarray:
@@ -75,16 +96,20 @@ class GcvProblem:
         self.f = q.T @ y
         self.rss0 = float(np.sum((y - q @ self.f) ** 2))  # outside X's column space
         self.roots = [penalty_root(s, start, self.p) for s, start in penalties]
+        self.full_penalties = [b.T @ b for b in self.roots]
 
     def solve(self, rho: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """``(P, coef)`` with ``P = Rm^-1``, ``Rm'Rm = R'R + S_lambda``."""
-        stack = np.vstack([self.r] + [np.exp(0.5 * rj) * b for rj, b in zip(rho, self.roots)])
-        rm = np.linalg.qr(stack, mode="r")
-        if np.abs(np.diag(rm)).min() <= np.abs(np.diag(rm)).max() * 1e-13:
-            raise ReadingTimeError("the GAM is not identifiable: a column is a combination of "
-                                   "others that no penalty separates (e.g. a plain column "
-                                   "also inside a smooth's unpenalized part)")
-        pinv = np.linalg.inv(rm)
+        """``(P, coef)`` with ``P P'`` the (pseudo-)inverse of ``M = R'R + S_lambda`` as
+        magic's ``fit_magic`` forms it: ``S_lambda``'s root by LAPACK's pivoted Cholesky
+        (``mroot``: directions below n eps max(diag) dropped, which matters when one
+        lambda is huge), then ``P = V D^-1`` from the SVD of ``[R; root]`` with singular
+        values below ``RANK_TOL`` times the largest dropped (a near-singular problem is
+        fitted in magic's reduced space: the same coefficients R gets)."""
+        total = sum(np.exp(rj) * s for rj, s in zip(rho, self.full_penalties))
+        stack = np.vstack([self.r, pivoted_cholesky_root(total)])
+        _, d, vt = np.linalg.svd(stack, full_matrices=False)
+        rank = int(np.sum(d >= d[0] * RANK_TOL))
+        pinv = vt[:rank].T / d[:rank]
         coef = pinv @ (pinv.T @ (self.r.T @ self.f))
         return pinv, coef
 

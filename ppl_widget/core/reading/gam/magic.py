@@ -91,4 +91,5 @@ def fit_gcv(x: np.ndarray, y: np.ndarray, penalties: list[tuple[np.ndarray, int]
     m_inv = final.pinv @ final.pinv.T
     edf = np.einsum("ij,ji->i", m_inv, problem.r.T @ problem.r)
     return GcvFit(log_sp=rho, coef=final.coef, m_inv=m_inv, edf=edf, rss=final.rss,
-                  score=final.score(n), iterations=iterations, gradient=grad)
+                  score=final.score(n), iterations=iterations, gradient=grad,
+                  rank=final.pinv.shape[1])
