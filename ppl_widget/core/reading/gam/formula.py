@@ -10,6 +10,7 @@ margin, one number or ``c(5, 6)``). Anything else is refused with the term named
 from __future__ import annotations
 
 import ast
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 
 from ..spillover import ReadingTimeError
@@ -157,3 +158,21 @@ def is_smooth_term(text: str) -> bool:
     """True for a string that is spelled as a call (``s(...)``, ``te(...)``, ...), False for
     a plain column name; used to tell a model with smooths from an OLS one."""
     return isinstance(text, str) and "(" in text
+
+
+def lagged(term: Term, k: int, name: Callable[[str, int], str]) -> Term:
+    """The same term over the k-th previous word's columns (spillover): ``s(surp)`` ->
+    ``s(prev1_surp)``; ``name`` spells a lagged column."""
+    if isinstance(term, Linear):
+        return Linear(name(term.column, k))
+    variables = tuple(name(v, k) for v in term.variables)
+    ks = ", ".join(str(x) for x in term.k)
+    text = f"{term.kind}({', '.join(variables)}, bs='cr', k=c({ks}))"
+    return Smooth(kind=term.kind, variables=variables, k=term.k, text=text)
+
+
+def as_terms(names: list[str], columns: Collection[str]) -> list[Term]:
+    """Each name as a term: a column of the table stays a plain column whatever its
+    spelling; anything else is parsed as an R term."""
+    return [Linear(n) if n in columns or not is_smooth_term(n) else parse_term(n)
+            for n in names]
