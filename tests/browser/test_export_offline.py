@@ -157,8 +157,8 @@ NOTEBOOK = [
     f"import sys\nsys.path[:0] = [{str(ROOT / 'tests')!r}, {str(ROOT)!r}]\n"
     "from conftest import _tiny\nfrom ppl_widget import PerplexityWidget\nlm = _tiny('gpt2')",
     f"text = {TEXT!r}\nw = PerplexityWidget(text, lm, max_length=24, stride=8, top_k=4)\nw",
-    "r = w.wait()\nimport json, time\ntime.sleep(0.5)  # the display update is on its way\n"
-    "print(json.dumps(r.to_dict()))",
+    # (wait() returns after the run's thread has sent the output's update)
+    "r = w.wait()\nimport json\nprint(json.dumps(r.to_dict()))",
 ]
 
 
@@ -248,16 +248,18 @@ def test_live_jupyterlab_shows_only_the_widget(lab, page):
     open_notebook(page, lab, name)
     run_all(page)
     page.wait_for_selector(f"{WIDGET} .pplw-status-done", timeout=180_000)
-    page.wait_for_timeout(1500)  # the display update that follows the end of scoring
+    # the display update that follows the end of scoring has arrived: the notebook model
+    # (what a save writes) holds the final page as text/html
+    html = """() => { const nb = window.jupyterapp.shell.currentWidget.content;
+        const out = nb.widgets[1].model.outputs.get(0);
+        return out && (out.data['text/html'] || '').includes('"status":"done"'); }"""
+    page.wait_for_function(html, timeout=60_000)
+    # the update redraws the view (in the same task that changed the model): drawn again
+    page.wait_for_selector(f"{WIDGET} .pplw-status-done", timeout=60_000)
     assert page.locator(WIDGET).count() == 1
     assert page.locator(".pplw-static").count() == 0
     assert page.locator(f"{WIDGET} .pplw-tok").count() > 0
     assert page.locator(f"{WIDGET} .pplw-status").inner_text().lower() == "done"
-    # the notebook model (what a save writes) holds the final page as text/html
-    html = page.evaluate("""() => { const nb = window.jupyterapp.shell.currentWidget.content;
-        const out = nb.widgets[1].model.outputs.get(0);
-        return out.data['text/html'] || ''; }""")
-    assert '"status":"done"' in html
     page.locator(WIDGET).scroll_into_view_if_needed()
     shot(page, "export-live-jupyterlab")
 

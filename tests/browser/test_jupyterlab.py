@@ -153,7 +153,7 @@ def test_quickstart_colours_every_token_and_matches_python(lab, page):
 
     # saved and reloaded, the page rebuilds the finished widget from its synced state
     page.evaluate("() => window.jupyterapp.commands.execute('docmanager:save')")
-    page.wait_for_timeout(500)
+    page.wait_for_function("() => !window.jupyterapp.shell.currentWidget.context.model.dirty")
     page.reload()
     page.wait_for_selector(f"{root} >> .pplw-status-done", timeout=60_000)
     assert page.locator(tokens).count() == data["n_tokens"]
@@ -243,7 +243,11 @@ def test_dark_theme_renders(lab, page):
                                timeout=30_000)
         run_all(page)
         page.wait_for_selector(f"{WIDGET} .pplw-status-done", timeout=120_000)
-        page.wait_for_timeout(500)
+        # the widget took the dark theme's text colour (the check below measures it)
+        page.wait_for_function(
+            """(sel) => { const m = getComputedStyle(document.querySelector(sel)).color
+                 .match(/[0-9.]+/g).slice(0, 3).map(Number);
+               return m.every(c => c > 150); }""", arg=WIDGET, timeout=30_000)
         shot(page, "dark-theme")
         root = page.locator(WIDGET)
         background = page.evaluate(
@@ -412,7 +416,9 @@ def test_levels_units_and_a_rejected_stride(lab, page):
     assert message.inner_text() == ("stride must be at least 1 (1 <= stride <= max_length), "
                                     "got 0")
     assert stride.get_attribute("aria-invalid") == "true" and stride.input_value() == "0"
-    page.wait_for_timeout(1000)
+    # the kernel is done with the submit (a run would have set the status as it started)
+    page.wait_for_function("() => window.jupyterapp.shell.currentWidget.sessionContext"
+                           ".session.kernel.status === 'idle'", timeout=30_000)
     assert page.locator(f"{WIDGET} .pplw-status-done").count() == 1
     assert page.locator(SCORED_TOKEN).count() == data["n_tokens"]
     assert panel_values(page) == before  # the last good result stays
