@@ -284,6 +284,24 @@ export function attributionBin(deltaNats, scaleNats) {
   return GAIN_HALF + Math.max(-GAIN_HALF, Math.min(GAIN_HALF, k));
 }
 
+/** The legend while an explanation is shown (legendFor's shape): the diverging scale
+ * from −scale (hurt) through 0 to +scale (helped), in the unit shown. */
+export function attributionLegend(scaleNats, unit = "bits") {
+  const nats = unit === "nats";
+  const v = nats ? scaleNats : scaleNats / LN2;
+  const label = (x) => String(Math.round(x * 100) / 100);
+  return {
+    title: `attribution (${nats ? "nats" : "bits"}): orange = helped predict the target, blue = hurt`,
+    kind: "continuous",
+    bins: GAIN_BINS,
+    ticks: [
+      { at: 0, label: `≤−${label(v)}` },
+      { at: 0.5, label: "0" },
+      { at: 1, label: `≥${label(v)}` },
+    ],
+  };
+}
+
 /** The attribution colours of a theme: the context-gain palette (one rule for both). */
 export function attributionPalette(theme) {
   return modePalette("context_gain", theme);

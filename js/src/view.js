@@ -2,7 +2,7 @@
 // pieces that draw it.  Each job lives in its own module: layout (the DOM skeleton), theme,
 // stream (the kernel's messages), navigation (keyboard), token_tips (tooltips), selection.
 
-import { attributionPalette, modePalette, rampFor, tokenBin, UNIT_MODES, unitBin } from "./colors.js";
+import { attributionLegend, attributionPalette, modePalette, rampFor, tokenBin, UNIT_MODES, unitBin } from "./colors.js";
 import { setText } from "./dom.js";
 import { ExplainController } from "./explain/controller.js";
 import { buildLayout } from "./layout.js";
@@ -124,6 +124,7 @@ export class PplView {
       level: () => this.opts.level,
       text: () => this.textView.text,
       live: !(this.el.closest && this.el.closest(".pplw-static")),
+      focusToken: (i) => this.focus.focusToken(i),
       changed: () => this._explainChanged(),
     });
     this.aside.prepend(this.explain.panel.el);
@@ -330,6 +331,7 @@ export class PplView {
       hasKl: this._hasKl(),
       levels: { word: !!spans.word || this.store.length === 0, sentence: !!spans.sentence || this.store.length === 0 },
       notes: this.store.levelNotes,
+      legend: this.explain && this.explain.state.shown ? attributionLegend(this.explain.state.scale, this.opts.unit) : null,
     });
   }
 

@@ -46,8 +46,9 @@ Explanations, kernel -> front end (the widget's ``explain`` thread, widget_expla
     ``target`` is ``explain_target()``; ``request`` the view's number (null when the
     notebook asked: ``w.explain(...)``).
 ``explain_part``  {type, explain_id, index, delta_nats, done, total, elapsed_s,
-    target_surprisal_nats, units?}: the units computed since the last part (nearest the
-    target first), ``index`` their positions in text order; the first part also holds
+    requested_at, sent_at, target_surprisal_nats, units?}: the units computed since the
+    last part (nearest the target first), ``index`` their positions in text order; the
+    first part also holds
     ``units`` (``explain_units()``, every unit's text and UTF-16 span).  ``elapsed_s``:
     the kernel's seconds since the request (the view measures its own delay against it).
 ``explain_done``  {type, explain_id, status}: "done" or "cancelled"; the whole
@@ -69,6 +70,7 @@ from __future__ import annotations
 
 import logging
 import math
+import time
 from typing import TYPE_CHECKING, Any, Final
 
 import numpy as np
@@ -340,15 +342,18 @@ def explain_start_message(explain_id: int, request: Any, explanation: Any,
 
 
 def explain_part_message(explain_id: int, explanation: Any, index: np.ndarray, *,
-                         elapsed_s: float, units: TextUnits | None = None) -> dict[str, Any]:
+                         elapsed_s: float, requested_at: float | None = None,
+                         units: TextUnits | None = None) -> dict[str, Any]:
     """The units ``index`` (text order) computed since the last part; ``units`` (the text's
-    TextUnits) in the first part only: it adds every unit's span."""
+    TextUnits) in the first part only: it adds every unit's span.  ``requested_at`` and
+    ``sent_at``: wall-clock seconds, for the view's measurement of where time goes."""
     index = np.asarray(index, np.int64)
     msg = json_safe({"type": MSG_EXPLAIN_PART, "explain_id": explain_id,
                      "index": index.tolist(),
                      "delta_nats": np.asarray(explanation.delta_nats)[index].tolist(),
                      "done": int(explanation.done), "total": len(explanation.units),
-                     "elapsed_s": float(elapsed_s),
+                     "elapsed_s": float(elapsed_s), "requested_at": requested_at,
+                     "sent_at": time.time(),
                      "target_surprisal_nats": explanation.target_surprisal_nats})
     if units is not None:
         msg["units"] = explain_units(explanation, units)

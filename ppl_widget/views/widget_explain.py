@@ -30,7 +30,8 @@ class WidgetExplainer:
         self._widget = widget
         self._live = LiveRun("explain", self._end)
         self._requests: dict[int, Any] = {}  # run id -> the view's request number
-        self._started: dict[int, float] = {}  # run id -> perf_counter at the request
+        # run id -> (perf_counter, wall clock) at the request
+        self._started: dict[int, tuple[float, float]] = {}
         self.explanation: Any = None  # the latest Explanation computed (or shown)
         self.curve: Any = None  # its context curve (a DataFrame), when computed
 
@@ -43,7 +44,7 @@ class WidgetExplainer:
                              f"{method!r}")
         if (token is None) == (word is None):
             raise ValueError("explain a token= or a word=, exactly one of them")
-        started = time.perf_counter()
+        started = time.perf_counter(), time.time()
 
         def work(run_id: int, cancel: threading.Event) -> str | None:
             self._requests[run_id], self._started[run_id] = request, started
@@ -127,7 +128,8 @@ class WidgetExplainer:
                 sent |= new
                 self._send_run(run_id, P.explain_part_message(
                     run_id, expl, np.flatnonzero(new), units=units if first else None,
-                    elapsed_s=time.perf_counter() - self._started[run_id]))
+                    elapsed_s=time.perf_counter() - self._started[run_id][0],
+                    requested_at=self._started[run_id][1]))
             last = expl
         if last is None or not self._live.is_current(run_id):
             return None

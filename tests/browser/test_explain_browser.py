@@ -63,6 +63,7 @@ def _explained(page) -> dict:
         curve: r.querySelectorAll('.pplw-ex-curve circle').length,
         method: (r.querySelector('.pplw-ex-method') || {}).textContent,
         firstMs: r.dataset.explainFirstMs, kernelMs: r.dataset.explainKernelFirstMs,
+        toKernelMs: r.dataset.explainToKernelMs, fromKernelMs: r.dataset.explainFromKernelMs,
       }; }""", ROOT)
 
 
@@ -81,21 +82,29 @@ def test_click_explains_a_token_escape_closes_and_the_export_keeps_one(lab, page
     page.wait_for_selector(DONE, timeout=60_000)
     page.wait_for_selector(f"{PANEL} .pplw-ex-curve", timeout=60_000)
     seen = _explained(page)
+    # the clicked token took the keyboard focus: the keyboard goes on from there
+    assert page.evaluate("() => document.activeElement.dataset.i") == str(last)
     assert seen["explaining"] and seen["target"] == [last]
     assert seen["coloured"] and max(seen["coloured"]) < last  # only the text before it
-    assert len(seen["backgrounds"]) > 2  # a diverging scale, not one colour
+    assert len(seen["backgrounds"]) >= 2  # a scale, not one colour
+    # the attribution palette (blue = hurt at bin 0) replaced the surprisal ramp meanwhile
+    assert _palette_start(page) == "rgb(31, 95, 168)"
     assert seen["helped"] or seen["hurt"]
     assert seen["curve"] >= 2 and "occlusion" in seen["method"]
+    legend = page.locator(f"{ROOT} .pplw-legend-title").inner_text()
+    assert legend.startswith("attribution (bits)"), legend
     region = page.locator(PANEL)
     assert region.get_attribute("role") == "region" and region.get_attribute("aria-label")
     assert page.locator(f"{PANEL} [role=progressbar]").get_attribute("aria-valuenow") == "100"
     # markup in the text stayed text
-    assert page.locator(f"{ROOT} .pplw-main b").count() == 0
+    assert page.locator(f"{ROOT} .pplw-scroller b, {ROOT} .pplw-ex b").count() == 0
     assert "<b>the</b>" in page.locator(f"{ROOT} .pplw-scroller").inner_text()
     first, kernel = float(seen["firstMs"]), float(seen["kernelMs"])
     print(f"\nclick -> first coloured unit {first:.0f} ms in Chromium; the kernel's own time "
-          f"to that unit {kernel:.0f} ms; the view's delay {first - kernel:.0f} ms")
+          f"to that unit {kernel:.0f} ms; the view's delay {first - kernel:.0f} ms (click -> "
+          f"kernel {seen['toKernelMs']} ms, kernel -> view {seen['fromKernelMs']} ms)")
     page.mouse.move(0, 0)
+    page.evaluate("() => document.activeElement.blur()")  # no tooltip over the panel
     region.scroll_into_view_if_needed()
     page.locator(ROOT).screenshot(path=str(_artifact("explain-widget-light.png")))
     try:
@@ -104,11 +113,13 @@ def test_click_explains_a_token_escape_closes_and_the_export_keeps_one(lab, page
     finally:
         _theme(page, "light")
 
-    # Escape closes it: the colours give way, the panel goes, the kernel forgets it
-    page.locator(f"{ROOT} .pplw-tok[data-i='{last}']").focus()
+    # Escape closes it (from the clicked token, the roving focus's now): the colours give
+    # way, the panel goes, the kernel forgets it
+    page.locator(f"{ROOT} .pplw-tok[data-i='{last}'][tabindex='0']").focus()
     page.keyboard.press("Escape")
     page.wait_for_selector(PANEL, state="hidden")
     assert not _explained(page)["explaining"]
+    assert _palette_start(page) != "rgb(31, 95, 168)"  # the surprisal colours are back
     # `e` on the focused token explains it from the keyboard
     page.keyboard.press("ArrowLeft")
     page.keyboard.press("e")
@@ -122,6 +133,11 @@ def test_click_explains_a_token_escape_closes_and_the_export_keeps_one(lab, page
     exported = wait_for_json(notebooks / "exported.json", timeout=150)
     page.wait_for_selector(DONE, timeout=60_000)  # the notebook's explanation shows live too
     _check_export(browser, notebooks / "explained.html", exported)
+
+
+def _palette_start(page) -> str:
+    return page.locator(ROOT).evaluate(
+        "r => getComputedStyle(r).getPropertyValue('--pplw-c0').trim()")
 
 
 def _artifact(name: str):
@@ -140,8 +156,8 @@ def _check_export(browser, path, exported) -> None:
             seen = _explained(page)
             assert seen["explaining"] and seen["target"], seen
             assert seen["coloured"] and max(seen["coloured"]) < min(seen["target"])
-            assert page.locator(f"{PANEL} .pplw-ex-target").inner_text().replace("\u00b7", " ").strip() == \
-                exported["target"].strip()
+            shown_target = page.locator(f"{PANEL} .pplw-ex-target").inner_text()
+            assert shown_target.replace("\u00b7", " ").strip() == exported["target"].strip()
             shown = seen["helped"] + seen["hurt"]
             assert any(u in " ".join(shown) for u in exported["units"]), shown
             assert page.errors == [] and page.dialogs == [] and page.attempted == []

@@ -29,7 +29,7 @@ export function targetOf(store, wordStats, level, i, text) {
 export class ExplainController {
   /**
    * view: {model, store, root, scroller, textView, wordStats, level(), text(), live,
-   * changed() (recolour the text and redraw)}; live: false on a page with no kernel
+   * focusToken(i), changed() (recolour the text and redraw)}; live: false on a page with no kernel
    * (a saved explanation is shown; nothing new can be computed).
    */
   constructor(view) {
@@ -67,10 +67,13 @@ export class ExplainController {
     this.view.root.removeEventListener("keydown", this.onKey);
   }
 
-  /** Explain what a click on token i selects (the same target again: close it). */
+  /** Explain what a click on token i selects (the same target again: close it); the token
+   * becomes the focused one, so the keyboard goes on from there. */
   explainToken(i) {
     const v = this.view;
-    if (!v.live || i >= v.store.length) return;
+    if (i >= v.store.length) return;
+    v.focusToken(i);
+    if (!v.live) return;
     const target = targetOf(v.store, v.wordStats, v.level(), i, v.text());
     const t = this.state.target;
     if (this.state.shown && t && t.first === target.first && t.last === target.last) {
@@ -79,6 +82,7 @@ export class ExplainController {
     }
     const request = this.state.ask(target);
     this.clickedAt = now();
+    this.clickedWall = Date.now(); // the kernel's clock is the same wall clock (diagnostics)
     this.firstColouredMs = null;
     this.kernelFirstS = null;
     const msg = { type: MSG_EXPLAIN, request };
@@ -110,7 +114,14 @@ export class ExplainController {
   /** A kernel message; true when it was an explanation's. */
   onMessage(msg) {
     if (!this.state.onMessage(msg)) return false;
-    if (msg.elapsed_s != null && this.kernelFirstS == null && this.clickedAt != null) this.kernelFirstS = Number(msg.elapsed_s);
+    const first = msg.elapsed_s != null && this.kernelFirstS == null && this.clickedAt != null && (msg.index || []).length > 0;
+    if (first) {
+      this.kernelFirstS = Number(msg.elapsed_s);
+      // where the time went: click -> kernel, kernel, kernel -> this view (wall clocks)
+      const r = this.view.root.dataset;
+      if (msg.requested_at != null) r.explainToKernelMs = (msg.requested_at * 1000 - this.clickedWall).toFixed(1);
+      if (msg.sent_at != null) r.explainFromKernelMs = (Date.now() - msg.sent_at * 1000).toFixed(1);
+    }
     this.view.changed();
     return true;
   }
@@ -134,7 +145,11 @@ export class ExplainController {
   /** Extra classes of token i while an explanation is shown. */
   extraClass(i) {
     const d = this.state.drawOf(this.view.store, i);
-    if (d === TARGET) return "pplw-ex-target";
+    if (d === TARGET) {
+      // one box around the target's tokens: its ends draw the sides (explain.css)
+      const t = this.state.target;
+      return `pplw-ex-target${i === t.first ? " pplw-ex-first" : ""}${i === t.last ? " pplw-ex-last" : ""}`;
+    }
     if (d !== OUTSIDE) return "";
     return i > (this.state.target ? this.state.target.last : -1) ? "pplw-ex-after" : "pplw-ex-pending";
   }
