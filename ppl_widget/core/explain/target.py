@@ -195,6 +195,10 @@ def plan_units(text: str, groups: list[TargetGroup], position_offsets: np.ndarra
                      text[spans[i, 0]:spans[i, 1]]) for i in range(len(pos))], kind
     unit_spans = word_spans if kind == "word" else _check_spans(unit, len(text))
     owner = assign_tokens(text, spans, unit_spans)
+    if kind == "span":  # named spans do not tile the text: a token must lie in its span
+        k = np.maximum(owner, 0)
+        owner[(owner >= 0) & ((spans[:, 1] <= unit_spans[k, 0])
+                              | (spans[:, 0] >= unit_spans[k, 1]))] = -1
     units: list[Unit] = []
     i = 0
     while i < len(pos):

@@ -77,22 +77,24 @@ class CachedOcclusion:
         """Units nearest first; a batch grows while its padded rows fit the budget and
         the positions it recomputes beyond each row's own (from its deletion on) stay
         small.  Every unit lies in the first group's context (the longest)."""
-        length = len(self.plan.groups[0].positions()) - 1  # positions the model reads
-        batch: list[tuple[int, int, int]] = []
+        g = self.plan.groups[0]
+        length = len(g.positions()) - 1  # inputs the model reads
+        batch: list[tuple[int, int, int, int]] = []  # unit, cache end, removed, floor
         for u in (int(v) for v in order):
             a, b = self._cut(0, u)
-            trial = [*batch, (u, a, b)]
-            a_min = min(c[1] for c in trial)
-            width = max(length - a_min - (c[2] - c[1]) for c in trial)
-            own = sum(length - c[2] for c in trial)  # the floor: from each deletion on
-            extra = len(trial) * width - own
+            row = (u, min(a, length - len(g.targets) - (b - a)), b - a, length - b)
+            trial = [*batch, row]
+            start = min(r[1] for r in trial)
+            width = max(length - start - r[2] for r in trial)
+            floor = sum(r[3] for r in trial)  # each row recomputed from its deletion on
+            extra = len(trial) * width - floor
             if batch and (len(trial) * width > self.budget
-                          or extra > max(FREE_EXTRA_POSITIONS, MAX_EXTRA_SHARE * own)):
-                yield [c[0] for c in batch]
-                trial = [(u, a, b)]
+                          or extra > max(FREE_EXTRA_POSITIONS, MAX_EXTRA_SHARE * floor)):
+                yield [r[0] for r in batch]
+                trial = [row]
             batch = trial
         if batch:
-            yield [c[0] for c in batch]
+            yield [r[0] for r in batch]
 
     # ---- one batch -----------------------------------------------------------
     def without(self, units: list[int]) -> np.ndarray:
@@ -117,7 +119,10 @@ class CachedOcclusion:
         ids = self.plan.sequence[g.positions()]
         n = len(g.targets)
         cuts = [self._cut(gi, u) for u in units]
-        a_min = min(a for a, _ in cuts)
+        # the shared cache ends at the earliest deletion, and before the input that
+        # predicts each row's first target (a row deleting the token right before the
+        # targets reads that input from the position before the deletion)
+        a_min = min(min(a, len(ids) - 1 - n - (b - a)) for a, b in cuts)
         rows = [np.concatenate([ids[a_min:a], ids[b:-1]]) for a, b in cuts]
         width = max(len(r) for r in rows)
         batch = np.zeros((len(rows), width), np.int64)
