@@ -156,7 +156,7 @@ def _check_export(browser, path, exported) -> None:
             seen = _explained(page)
             assert seen["explaining"] and seen["target"], seen
             assert seen["coloured"] and max(seen["coloured"]) < min(seen["target"])
-            shown_target = page.locator(f"{PANEL} .pplw-ex-target").inner_text()
+            shown_target = page.locator(f"{PANEL} .pplw-ex-label").inner_text()
             assert shown_target.replace("\u00b7", " ").strip() == exported["target"].strip()
             shown = seen["helped"] + seen["hurt"]
             assert any(u in " ".join(shown) for u in exported["units"]), shown

@@ -72,7 +72,7 @@ export class ExplainPanel {
     this.close = h("button", { class: "pplw-btn pplw-ex-close", text: "×", attrs: { type: "button", "aria-label": "Close the explanation (Escape)", title: "Close (Escape)" } });
     this.close.addEventListener("click", () => onClose());
     this.titleEl = h("span", { class: "pplw-sec-title" });
-    this.target = h("span", { class: "pplw-ex-target" });
+    this.target = h("span", { class: "pplw-ex-label" });
     this.surprisal = h("span", { class: "pplw-ex-surprisal" });
     this.method = h("div", { class: "pplw-ex-method" });
     this.fill = h("div", { class: "pplw-progress-fill" });
