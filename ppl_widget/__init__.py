@@ -62,6 +62,12 @@ _LAZY = {
     "ReadingTimeError": "ppl_widget.core.reading.spillover:ReadingTimeError",
     "ReadingTimeWarning": "ppl_widget.core.reading.spillover:ReadingTimeWarning",
     "predictive_power": "ppl_widget.scoring.analyses.predictive_power:predictive_power",
+    "explain": "ppl_widget.scoring.analyses.explain:explain",
+    "iter_explain": "ppl_widget.scoring.analyses.explain:iter_explain",
+    "context_curve": "ppl_widget.scoring.analyses.explain:context_curve",
+    "Explanation": "ppl_widget.core.explain.explanation:Explanation",
+    "ExplainProgress": "ppl_widget.core.explain.explanation:ExplainProgress",
+    "ExplainError": "ppl_widget.core.explain.target:ExplainError",
 }
 
 __all__ = [
@@ -81,6 +87,10 @@ provide("comparison_chart", "ppl_widget.views.charts.charts:comparison")  # Comp
 provide("comparison_widget", "ppl_widget.views.compare_widget:ComparisonWidget.from_comparison")
 provide("divergence_widget", "ppl_widget.views.divergence_view:DivergenceWidget")  # .widget()
 provide("divergence_chart", "ppl_widget.views.charts.charts_divergence:divergence")  # .chart()
+# the scoring side's work that ScoreResult offers (result.explain, result.context_curve)
+provide("explain", "ppl_widget.scoring.analyses.explain:explain")
+provide("context_curve", "ppl_widget.scoring.analyses.explain:context_curve")
+provide("explanation_chart", "ppl_widget.views.charts.charts_explain:explanation_chart")
 
 
 def _altair_charts_offline_in_ipython() -> None:

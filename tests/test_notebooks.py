@@ -23,7 +23,8 @@ def test_the_course_notebooks_are_all_here():
     assert {"quickstart", "sliding_windows", "comparing_tokenizers", "unigram_normalized",
             "from_bits_to_perplexity", "reading_times", "minimal_pairs",
             "context_and_chat", "where_quantization_hurts",
-            "three_perplexities", "reading_times_meco"} <= names
+            "three_perplexities", "reading_times_meco",
+            "what_makes_a_word_predictable"} <= names
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])

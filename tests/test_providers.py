@@ -40,8 +40,9 @@ def test_importing_the_package_imports_no_view():
             "print(names, views)\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True).stdout.strip()
-    assert out == ("['comparison_chart', 'comparison_widget', 'divergence_chart', "
-                   "'divergence_widget', 'result_to_html'] []")
+    assert out == ("['comparison_chart', 'comparison_widget', 'context_curve', "
+                   "'divergence_chart', 'divergence_widget', 'explain', 'explanation_chart', "
+                   "'result_to_html'] []")
 
 
 def test_the_registered_providers_are_the_view_functions():
@@ -58,6 +59,12 @@ def test_the_registered_providers_are_the_view_functions():
 
     assert provider("divergence_widget") is divergence_view.DivergenceWidget
     assert provider("divergence_chart") is charts_divergence.divergence
+    from ppl_widget.scoring.analyses import explain
+    from ppl_widget.views.charts import charts_explain
+
+    assert provider("explain") is explain.explain
+    assert provider("context_curve") is explain.context_curve
+    assert provider("explanation_chart") is charts_explain.explanation_chart
 
 
 def test_core_objects_forward_to_what_is_registered(registry):

@@ -264,6 +264,49 @@ export function modePalette(mode, theme) {
   return pal;
 }
 
+// Attribution (why a target is surprising): each context unit's delta_nats, positive when
+// the unit made the target more predictable.  Drawn with the context-gain ramp (orange =
+// helped, blue = hurt, GAIN_BINS bins, zero in the middle one), scaled to the largest
+// |delta| shown so far, never below ATTRIBUTION_MIN_SCALE_NATS (noise stays pale).
+export const ATTRIBUTION_MIN_SCALE_NATS = 0.25;
+
+/** The scale (nats) that maps to the ramp's ends: max |delta| of the finite deltas. */
+export function attributionScale(deltas) {
+  let m = ATTRIBUTION_MIN_SCALE_NATS;
+  for (const d of deltas) if (d != null && Number.isFinite(d) && Math.abs(d) > m) m = Math.abs(d);
+  return m;
+}
+
+/** Bin of one unit's delta (nats) on the diverging ramp; -1 when not computed (NaN/null). */
+export function attributionBin(deltaNats, scaleNats) {
+  if (deltaNats == null || !(deltaNats === deltaNats)) return -1;
+  const k = Math.round((deltaNats / scaleNats) * GAIN_HALF);
+  return GAIN_HALF + Math.max(-GAIN_HALF, Math.min(GAIN_HALF, k));
+}
+
+/** The legend while an explanation is shown (legendFor's shape): the diverging scale
+ * from −scale (hurt) through 0 to +scale (helped), in the unit shown. */
+export function attributionLegend(scaleNats, unit = "bits") {
+  const nats = unit === "nats";
+  const v = nats ? scaleNats : scaleNats / LN2;
+  const label = (x) => String(Math.round(x * 100) / 100);
+  return {
+    title: `attribution (${nats ? "nats" : "bits"}): orange = helped predict the target, blue = hurt`,
+    kind: "continuous",
+    bins: GAIN_BINS,
+    ticks: [
+      { at: 0, label: `≤−${label(v)}` },
+      { at: 0.5, label: "0" },
+      { at: 1, label: `≥${label(v)}` },
+    ],
+  };
+}
+
+/** The attribution colours of a theme: the context-gain palette (one rule for both). */
+export function attributionPalette(theme) {
+  return modePalette("context_gain", theme);
+}
+
 /**
  * What the legend shows for a mode: {title, kind, ticks|buckets}.
  * ticks: [{at (0..1 along the bar), label}]; buckets: [{bin, label}].

@@ -44,5 +44,5 @@ export function buildLayout(el, id, on) {
   tooltip.el.id = `pplw-tt-${id}`;
   el.appendChild(root);
   const stopFit = stackWhenShort(root, textcol); // a short text: the panel goes under it
-  return { stopFit, root, toolbar, progress, errorBox: error, content, scroller, metrics, selPanel, settings, editor, tooltip, contextView };
+  return { stopFit, root, toolbar, progress, errorBox: error, content, scroller, aside: panel, metrics, selPanel, settings, editor, tooltip, contextView };
 }

@@ -9,6 +9,15 @@ export const MSG_LOADING = "loading"; // {message, fraction}: a first-time model
 export const MSG_SETTINGS_ERROR = "settings_error"; // {field, message}: a control rejected
 export const MSG_CANCEL = "cancel";
 export const MSG_REPLAY = "replay";
+// Why is this token surprising (an explanation of one target; see protocol.py)
+export const MSG_EXPLAIN = "explain"; // front end -> kernel: {token} or {word}, method
+export const MSG_EXPLAIN_CANCEL = "explain_cancel"; // stop computing; what is done stays
+export const MSG_EXPLAIN_CLEAR = "explain_clear"; // stop and forget (the view closed it)
+export const MSG_EXPLAIN_START = "explain_start"; // {explain_id, target, unit, method}
+export const MSG_EXPLAIN_PART = "explain_part"; // {explain_id, units?, index, delta_nats, done, total}
+export const MSG_EXPLAIN_DONE = "explain_done"; // {explain_id, status}; the trait holds it whole
+export const MSG_EXPLAIN_ERROR = "explain_error"; // {explain_id, message}
+export const EXPLAIN_METHODS = Object.freeze(["occlusion", "gradient"]);
 
 // [name, dtype, values per token; 0 means top_k values per token]
 // Every buffer of a chunk message follows this order; result_data uses the
@@ -72,6 +81,7 @@ export const TRAIT_SHOW_BOUNDARIES = "show_boundaries"; // optional
 export const TRAIT_LEVEL = "level"; // optional: token | word | sentence
 export const TRAIT_SURPRISAL_UNIT = "surprisal_unit"; // optional: bits | nats
 export const TRAIT_BOW = "bow_correction"; // optional: word tooltips show the corrected value
+export const TRAIT_EXPLANATION = "explanation"; // optional: the explanation shown (or null)
 export const TRAIT_EDITABLE = "editable"; // optional: a text box above the view re-scores as you type
 
 export const STATUS_IDLE = "idle";

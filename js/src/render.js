@@ -33,13 +33,16 @@ export class TextView {
    * @param content  element that receives the blocks (inside the scroller)
    * @param scroller the scrolling element (IntersectionObserver root)
    * @param store    TokenStore
-   * @param opts     {getBin(i): colour bin of token i (-1: none), onRendered(block), blockOptions}
+   * @param opts     {getBin(i): colour bin of token i (-1: none), getExtra(i): more classes
+   *                  of token i ("" none: an explanation's target, ...), onRendered(block),
+   *                  blockOptions}
    */
   constructor(content, scroller, store, opts = {}) {
     this.content = content;
     this.scroller = scroller;
     this.store = store;
     this.getBin = opts.getBin || ((i) => tokenBin("surprisal", store, i));
+    this.getExtra = opts.getExtra || (() => "");
     this.onRendered = opts.onRendered || (() => {});
     // why text between scored tokens is not scored (a protocol's unscored tokens), "" if none
     this.unscoredNote = "";
@@ -195,7 +198,8 @@ export class TextView {
       if (en > st) sp.textContent = text.slice(st, en);
       else kind = store.isAddedEos(i, len) ? KIND_EOS : KIND_ZW;
       const bin = getBin(i);
-      sp.className = CLASS_CACHE[kind][bin < 0 ? NBINS : bin];
+      const extra = this.getExtra(i);
+      sp.className = extra ? `${CLASS_CACHE[kind][bin < 0 ? NBINS : bin]} ${extra}` : CLASS_CACHE[kind][bin < 0 ? NBINS : bin];
       sp.setAttribute("data-i", String(i));
       b.spans.push(sp);
       b.kinds.push(kind);
@@ -288,7 +292,9 @@ export class TextView {
       for (let j = Math.max(0, fromToken - t0); j < b.spans.length; j++) {
         const bin = getBin(t0 + j);
         const sp = b.spans[j];
-        const cls = CLASS_CACHE[b.kinds[j]][bin < 0 ? NBINS : bin];
+        const extra = this.getExtra(t0 + j);
+        let cls = CLASS_CACHE[b.kinds[j]][bin < 0 ? NBINS : bin];
+        if (extra) cls = `${cls} ${extra}`;
         const active = sp.classList.contains("pplw-active");
         sp.className = active ? `${cls} pplw-active` : cls;
       }

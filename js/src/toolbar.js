@@ -41,7 +41,7 @@ export class Toolbar {
    * {word: bool, sentence: bool} (available), notes: {level: why not}}.
    */
   set(mode, boundaries, opts = {}) {
-    const { level = "token", unit = "bits", bow = false, hasGain = false, hasKl = false, levels = {}, notes = {} } = opts;
+    const { level = "token", unit = "bits", bow = false, hasGain = false, hasKl = false, levels = {}, notes = {}, legend = null } = opts;
     if (this.mode.value !== mode) this.mode.value = mode;
     this.bounds.checked = !!boundaries;
     if (this.level.value !== level) this.level.value = level;
@@ -59,14 +59,15 @@ export class Toolbar {
       // KL is a divergence view's own mode: elsewhere it is not offered at all
       if (opt.value === "kl") opt.hidden = !hasKl;
     }
-    this._legend(mode, unit);
+    this._legend(mode, unit, legend);
   }
 
-  _legend(mode, unit = "bits") {
-    const key = `${mode}/${unit}`;
+  /** The legend of `mode`, or `override` (an explanation's, legendFor's shape). */
+  _legend(mode, unit = "bits", override = null) {
+    const key = override ? `${override.title}/${override.ticks.map((t) => t.label).join()}` : `${mode}/${unit}`;
     if (this.legendMode === key) return;
     this.legendMode = key;
-    const lg = legendFor(mode, unit);
+    const lg = override || legendFor(mode, unit);
     const title = h("span", { class: "pplw-legend-title", text: lg.title });
     if (lg.kind === "buckets") {
       this.legend.replaceChildren(

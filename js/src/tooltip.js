@@ -5,6 +5,7 @@ import { h } from "./dom.js";
 import { displayToken, fmtFixed, fmtInt, fmtProb } from "./format.js";
 import { inUnit } from "./levels.js";
 import { LN2 } from "./metrics.js";
+import { fmtDelta } from "./units.js";
 
 // A sentence's tooltip lists at most this many tokens (then "… n more").
 export const UNIT_TOKENS_SHOWN = 24;
@@ -126,6 +127,15 @@ export function fmtDeltaP(dp) {
   return `${dp < 0 ? "−" : "+"}${s}%`;
 }
 
+/** The explanation's word on a token (views/explain): the target, or how much deleting its
+ * context unit would change the target's surprisal ([] when none is shown). */
+export function attributionRow(a, unit, row) {
+  if (!a) return [];
+  if (a.role === "target") return row("explained", "the target");
+  const v = `${fmtDelta(a.nats, unit)} ${unit === "nats" ? "nats" : "bits"} (${a.nats > 0 ? "helped" : a.nats < 0 ? "hurt" : "no effect"})`;
+  return row("attribution", v, true);
+}
+
 export class Tooltip {
   constructor(root) {
     this.root = root;
@@ -172,6 +182,7 @@ export class Tooltip {
       rows.push(...row("words", fmtInt(d.words)));
     }
     if (gain && d.gainNats === d.gainNats) rows.push(...row("context gain", fmtSurprisal(d.gainNats, unit)));
+    rows.push(...attributionRow(d.attribution, unit, row));
     const list = h("div", { class: "pplw-tt-units" });
     for (const t of d.tokens) {
       list.appendChild(
@@ -259,6 +270,7 @@ export class Tooltip {
       ...row("entropy", fmtSurprisal(d.entropyBits * LN2, unit)),
       ...row("context", tokenCount(d.context, d.contextBos ?? null)),
       ...(d.gainNats === d.gainNats && d.gainNats != null ? row("context gain", fmtSurprisal(d.gainNats, unit)) : []),
+      ...attributionRow(d.attribution, unit, row),
     );
     const parts = [this._head(d), grid];
     if (d.alts.length) {

@@ -2,8 +2,9 @@
 // pieces that draw it.  Each job lives in its own module: layout (the DOM skeleton), theme,
 // stream (the kernel's messages), navigation (keyboard), token_tips (tooltips), selection.
 
-import { modePalette, rampFor, tokenBin, UNIT_MODES, unitBin } from "./colors.js";
+import { attributionLegend, attributionPalette, modePalette, rampFor, tokenBin, UNIT_MODES, unitBin } from "./colors.js";
 import { setText } from "./dom.js";
+import { ExplainController } from "./explain/controller.js";
 import { buildLayout } from "./layout.js";
 import { UnitStats } from "./levels.js";
 import { FrameScheduler, ModelListeners } from "./lifecycle.js";
@@ -15,6 +16,7 @@ import {
   STATUS_SCORING,
   TRAIT_EDITABLE,
   TRAIT_ERROR,
+  TRAIT_EXPLANATION,
   TRAIT_MAX_LENGTH,
   TRAIT_PREFIX,
   TRAIT_PREFIX_EVERY_WINDOW,
@@ -91,6 +93,7 @@ export class PplView {
     });
     this.textView = new TextView(this.content, this.scroller, this.store, {
       getBin: (i) => this._bin(i),
+      getExtra: (i) => (this.explain && this.explain.state.shown ? this.explain.extraClass(i) : ""),
       onRendered: (b) => this.focus.onBlockRendered(b),
     });
     this.tips = new TokenTips({
@@ -110,8 +113,29 @@ export class PplView {
       panel: this.selPanel,
       changed: () => this._schedule(),
     });
+    // a click (or `e`) explains a token; a page with no kernel shows a saved explanation
+    this.explain = new ExplainController({
+      model: this.model,
+      store: this.store,
+      root: this.root,
+      scroller: this.scroller,
+      textView: this.textView,
+      wordStats: this.stats.word,
+      level: () => this.opts.level,
+      text: () => this.textView.text,
+      live: !(this.el.closest && this.el.closest(".pplw-static")),
+      focusToken: (i) => this.focus.focusToken(i),
+      changed: () => this._explainChanged(),
+    });
+    this.aside.prepend(this.explain.panel.el);
     this._syncToolbar();
     this.scroller.classList.toggle("pplw-bounds", this.opts.boundaries);
+  }
+
+  /** The explanation shown changed: its colours replace the surprisal's, or give way. */
+  _explainChanged() {
+    this._recolorFrom(0);
+    this._schedule();
   }
 
   /** The current selection ({a, b, i0, i1, metrics}) or null. */
@@ -121,19 +145,25 @@ export class PplView {
 
   /** The bins' colours for the theme and the mode in effect (context gain diverges). */
   _applyPalette() {
+    const explaining = !!(this.explain && this.explain.state.shown);
     const mode = this._effectiveMode();
-    const key = `${this.theme}/${rampFor(mode, this.theme)}`;
+    const key = explaining ? `${this.theme}/explain` : `${this.theme}/${rampFor(mode, this.theme)}`;
     if (key === this.paletteKey) return;
     this.paletteKey = key;
-    setPaletteVars(this.root, modePalette(mode, this.theme), "pplw-c", "pplw-f");
+    const pal = explaining ? attributionPalette(this.theme) : modePalette(mode, this.theme);
+    setPaletteVars(this.root, pal, "pplw-c", "pplw-f");
   }
 
   _listen() {
     const on = (name, fn) => this.listeners.on(name, fn);
-    on("msg:custom", (content, buffers) => this.stream.onMessage(content, buffers));
+    on("msg:custom", (content, buffers) => {
+      if (!this.explain.onMessage(content)) this.stream.onMessage(content, buffers);
+    });
+    on(`change:${TRAIT_EXPLANATION}`, () => this.explain.load(this.model.get(TRAIT_EXPLANATION)));
     for (const t of [TRAIT_EDITABLE, TRAIT_TEXT, TRAIT_SETTINGS]) on(`change:${t}`, () => this._syncEditor());
     on(`change:${TRAIT_TEXT}`, () => {
       this.store.invalidate();
+      this.explain.reset();
       this.selectionTracker.clear();
       this._schedule();
     });
@@ -154,6 +184,7 @@ export class PplView {
 
   destroy() {
     this.editor.destroy();
+    this.explain.destroy();
     this.listeners.offAll();
     this.selectionTracker.destroy();
     this.tips.destroy();
@@ -236,6 +267,10 @@ export class PplView {
     setText(this.errorBox, err);
 
     this.selectionTracker.update();
+    const ex = this.explain; // (its palette was set by _syncToolbar above)
+    this.root.classList.toggle("pplw-explaining", ex.state.shown);
+    ex.panel.update(ex.state, this.opts.unit);
+    ex.drawn();
     this.tips.refresh(); // values can change on replay
   }
 
@@ -246,15 +281,17 @@ export class PplView {
     const opts = { unit: this.opts.unit, bow: this.opts.bow, gain: this._hasGain() };
     const st = this.opts.level === "token" ? null : this.stats[this.opts.level].update();
     const u = st ? st.unitOf(i) : -1;
+    const attribution = this.explain.describe(i);
     if (u >= 0) {
       const corrected = this.opts.level === "word" ? this.store.wordCorrected : null;
-      return { details: unitDetails(this.store, st, u, this.textView.text, corrected), opts, stats: st, u };
+      return { details: { ...unitDetails(this.store, st, u, this.textView.text, corrected), attribution }, opts, stats: st, u };
     }
-    return { details: tokenDetails(this.store, i, this.textView.text, this.model.get(TRAIT_SETTINGS)), opts, stats: null, u: -1 };
+    return { details: { ...tokenDetails(this.store, i, this.textView.text, this.model.get(TRAIT_SETTINGS)), attribution }, opts, stats: null, u: -1 };
   }
 
   /** Colour bin of token i at the current level and mode. */
   _bin(i) {
+    if (this.explain && this.explain.state.shown) return this.explain.bin(i);
     if (this.opts.level === "token") return tokenBin(this.opts.mode, this.store, i);
     const st = this.stats[this.opts.level];
     const u = st.unitOf(i);
@@ -294,6 +331,7 @@ export class PplView {
       hasKl: this._hasKl(),
       levels: { word: !!spans.word || this.store.length === 0, sentence: !!spans.sentence || this.store.length === 0 },
       notes: this.store.levelNotes,
+      legend: this.explain && this.explain.state.shown ? attributionLegend(this.explain.state.scale, this.opts.unit) : null,
     });
   }
 

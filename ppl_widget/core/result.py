@@ -61,6 +61,9 @@ class ScoreResult:
     context: str | list[dict[str, str]] | None = None
     # the scoring model's tokenizer, when scored in this process (not saved)
     tokenizer: Any = field(default=None, repr=False)
+    # the scoring model itself, when scored in this process (not saved, not pickled):
+    # what ``explain`` and ``context_curve`` rescore with
+    model: Any = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         if self.bow_prob is None:
@@ -251,6 +254,36 @@ class ScoreResult:
 
         return protocol_report(self)
 
+    # ---- why a token is surprising (scoring/analyses/explain.py) ----------
+    def explain(self, *, token: int | None = None, word: int | None = None,
+                unit: Any = "word", method: str = "occlusion", lm: Any = None) -> Any:
+        """Attribute the surprisal of token ``token`` (or word ``word``) to the units of
+        its context, under this result's settings, with its model (or ``lm``): an
+        ``Explanation`` (``ppl_widget.explain``; docs/explain.md)."""
+        return provider("explain")(self.text, self._model_for("explain", lm), token=token,
+                                   word=word, unit=unit, method=method,
+                                   **explain_settings(self))
+
+    def context_curve(self, *, token: int | None = None, word: int | None = None,
+                      lengths: Any = None, lm: Any = None) -> Any:
+        """The target's surprisal given only its last ``k`` context tokens, under this
+        result's settings (``ppl_widget.context_curve``; docs/explain.md)."""
+        return provider("context_curve")(self.text, self._model_for("context_curve", lm),
+                                         token=token, word=word, lengths=lengths,
+                                         **explain_settings(self))
+
+    def _model_for(self, what: str, lm: Any) -> Any:
+        if lm is not None:
+            return lm
+        if self.model is None:
+            raise ValueError(f"{what}() rescores the text with its model, and this result "
+                             "does not hold one (loaded from a file, or built by hand): "
+                             f"pass lm=, the model it was scored with")
+        return self.model
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {**self.__dict__, "model": None}  # a pickled result never carries a model
+
     # ---- building and saving ---------------------------------------------
     @classmethod
     def from_parts(cls, text: str, parts: list[dict[str, np.ndarray]], top_k: int,
@@ -330,6 +363,22 @@ class ScoreResult:
         return (f"<{state}ScoreResult: {m['n_tokens']}/{self.total_tokens} tokens, "
                 f"token_ppl={m['token_ppl']:.4g}, word_ppl={m['word_ppl']:.4g}, "
                 f"bits_per_byte={m['bits_per_byte']:.4g}>")
+
+
+def explain_settings(result: ScoreResult) -> dict[str, Any]:
+    """The ``score()`` settings a result was scored with, to rescore it the same way."""
+    s = result.settings
+    words = s.get("words")
+    if isinstance(words, str) and words.startswith("<"):  # a callable's repr: not a rule
+        raise ValueError("this result was scored with words= a function, which its settings "
+                         "cannot hold: call ppl_widget.explain(text, lm, words=...) with it")
+    out = {k: s[k] for k in ("max_length", "stride", "prefix", "add_eos",
+                             "prefix_every_window", "protocol") if k in s}
+    if words is not None:
+        out["words"] = words
+    if result.context is not None:
+        out["context"] = result.context
+    return out
 
 
 def context_bos_note(settings: dict[str, Any]) -> str:

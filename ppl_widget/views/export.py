@@ -24,7 +24,7 @@ from typing import Any
 from ..core.jsonable import json_safe
 from ..core.result import ScoreResult
 from .assets import bundle_text
-from .protocol import result_data, result_settings
+from .protocol import explanation_data, result_data, result_settings
 
 _TERMINAL = ("done", "cancelled", "error")
 
@@ -85,7 +85,8 @@ def _view_traits() -> dict[str, Any]:
 
 def result_state(result: ScoreResult, **view: Any) -> dict[str, Any]:
     """The widget's synced state showing ``result``; ``view`` sets display traits
-    (``color_mode``, ``show_boundaries``, ...)."""
+    (``color_mode``, ``show_boundaries``, ...) and ``explanation``: an ``Explanation`` of
+    this text (``ppl_widget.explain``), shown as a click in the widget shows it."""
     if not isinstance(result, ScoreResult):
         raise TypeError(f"result must be a ScoreResult, got {type(result).__name__}")
     state = _view_traits()
@@ -99,6 +100,11 @@ def result_state(result: ScoreResult, **view: Any) -> dict[str, Any]:
                  stride=s.get("stride"),
                  prefix="bos" if s.get("prefix", "bos") == "bos" else "none",
                  result_data=result_data(result))
+    expl = view.get("explanation")
+    if expl is not None and not isinstance(expl, dict):
+        if getattr(expl, "text", None) != result.text:
+            raise ValueError("explanation= must explain the result's own text")
+        view["explanation"] = explanation_data(expl)
     state.update(view)
     return state
 

@@ -57,6 +57,12 @@ class LiveRun:
         """Ask the run in progress to stop (it keeps what it did)."""
         self._cancel.set()
 
+    def supersede(self) -> None:
+        """Cancel the run in progress and drop whatever it would still tell (``end`` is not
+        called for it), starting none."""
+        self._cancel.set()
+        self.run_id += 1
+
     def wait(self, timeout: float | None = None, *, raise_error: bool = True) -> None:
         """Block until the run ends; re-raise its error unless ``raise_error=False``.
         From inside the run's own thread it returns at once."""

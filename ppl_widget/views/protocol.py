@@ -34,6 +34,27 @@ Front end -> kernel:
 
 ``cancel`` stop the running scoring within one batch.
 ``replay`` a view attached mid-run: send everything scored so far again.
+``explain`` explain one target of the result shown: {type, token} or {type, word} (the
+    view's level decides: a token at the token level, its word otherwise), ``request``
+    (the view's own number, echoed back) and optionally ``method``.
+``explain_cancel`` stop the explanation computing; what is computed stays.
+``explain_clear`` stop it and show none (the view closed it; the trait becomes null).
+
+Explanations, kernel -> front end (the widget's ``explain`` thread, widget_explain.py):
+
+``explain_start``  {type, explain_id, request, target, unit, method}: computing starts.
+    ``target`` is ``explain_target()``; ``request`` the view's number (null when the
+    notebook asked: ``w.explain(...)``).
+``explain_part``  {type, explain_id, index, delta_nats, done, total, elapsed_s,
+    requested_at, sent_at, target_surprisal_nats, units?}: the units computed since the
+    last part (nearest the target first), ``index`` their positions in text order; the
+    first part also holds
+    ``units`` (``explain_units()``, every unit's text and UTF-16 span).  ``elapsed_s``:
+    the kernel's seconds since the request (the view measures its own delay against it).
+``explain_done``  {type, explain_id, status}: "done" or "cancelled"; the whole
+    explanation, with its context curve, is then in the synced trait ``explanation``
+    (``explanation_data()``), which the exported page shows too.
+``explain_error`` {type, explain_id, request, message}: the rule it broke.
 
 When a run ends, the same arrays (whole, in a dict of the same field names, less the
 ``OPTIONAL_FIELDS`` that hold only their absent value, plus ``count``, ``top_k``,
@@ -49,17 +70,18 @@ from __future__ import annotations
 
 import logging
 import math
+import time
 from typing import TYPE_CHECKING, Any, Final
 
 import numpy as np
 
 from ..core.jsonable import json_number, json_safe
 from ..core.protocols import get_protocol
+from ..core.text_units import TextUnits
 from .widget_levels import LevelAssigner, context_gain, word_corrected
 
 if TYPE_CHECKING:
     from ..core.result import ScoreResult
-    from ..core.text_units import TextUnits
     from ..scoring.runner.scorer import ScoreProgress
 
 log = logging.getLogger(__name__)
@@ -72,6 +94,14 @@ MSG_LOADING: Final = "loading"
 MSG_SETTINGS_ERROR: Final = "settings_error"
 MSG_CANCEL: Final = "cancel"
 MSG_REPLAY: Final = "replay"
+MSG_EXPLAIN: Final = "explain"
+MSG_EXPLAIN_CANCEL: Final = "explain_cancel"
+MSG_EXPLAIN_CLEAR: Final = "explain_clear"
+MSG_EXPLAIN_START: Final = "explain_start"
+MSG_EXPLAIN_PART: Final = "explain_part"
+MSG_EXPLAIN_DONE: Final = "explain_done"
+MSG_EXPLAIN_ERROR: Final = "explain_error"
+EXPLAIN_METHODS: Final = ("occlusion", "gradient")
 
 # (name, numpy dtype, values per token; 0 means top_k values per token)
 # Offsets are UTF-16 code-unit indices into ``text`` so JavaScript can slice
@@ -281,3 +311,84 @@ def _used_vocab(result: ScoreResult) -> dict[str, str]:
     used = np.zeros(int(ids.max()) + 1 if len(ids) else 0, bool)
     used[ids] = True
     return {str(k): v for k, v in result.vocab.items() if 0 <= k < len(used) and used[k]}
+
+
+# ---- explanations (why a target is surprising; core/explain) ------------------------------
+def explain_target(explanation: Any, units: TextUnits) -> dict[str, Any]:
+    """The explained target for the view: {token, word (one of them null), first, last
+    (its token indices in the result), start16, end16, text}."""
+    t = explanation.target
+    tokens = [int(i) for i in t["tokens"]]
+    span = units.to_utf16(np.array([t["start"], t["end"]], np.int64))
+    return {"token": int(t["index"]) if t["kind"] == "token" else None,
+            "word": int(t["index"]) if t["kind"] == "word" else None,
+            "first": min(tokens), "last": max(tokens), "start16": int(span[0]),
+            "end16": int(span[1]), "text": str(t["text"])}
+
+
+def explain_units(explanation: Any, units: TextUnits) -> dict[str, list]:
+    """Every context unit, in text order: its text, UTF-16 span and number of tokens."""
+    return {"text": [str(u) for u in explanation.units],
+            "start16": units.to_utf16(np.asarray(explanation.starts, np.int64)).tolist(),
+            "end16": units.to_utf16(np.asarray(explanation.ends, np.int64)).tolist(),
+            "tokens": np.asarray(explanation.tokens, np.int64).tolist()}
+
+
+def explain_start_message(explain_id: int, request: Any, explanation: Any,
+                          units: TextUnits) -> dict[str, Any]:
+    return {"type": MSG_EXPLAIN_START, "explain_id": explain_id, "request": request,
+            "target": explain_target(explanation, units),
+            "unit": explanation.settings.get("unit", "word"), "method": explanation.method}
+
+
+def explain_part_message(explain_id: int, explanation: Any, index: np.ndarray, *,
+                         elapsed_s: float, requested_at: float | None = None,
+                         units: TextUnits | None = None) -> dict[str, Any]:
+    """The units ``index`` (text order) computed since the last part; ``units`` (the text's
+    TextUnits) in the first part only: it adds every unit's span.  ``requested_at`` and
+    ``sent_at``: wall-clock seconds, for the view's measurement of where time goes."""
+    index = np.asarray(index, np.int64)
+    msg = json_safe({"type": MSG_EXPLAIN_PART, "explain_id": explain_id,
+                     "index": index.tolist(),
+                     "delta_nats": np.asarray(explanation.delta_nats)[index].tolist(),
+                     "done": int(explanation.done), "total": len(explanation.units),
+                     "elapsed_s": float(elapsed_s), "requested_at": requested_at,
+                     "sent_at": time.time(),
+                     "target_surprisal_nats": explanation.target_surprisal_nats})
+    if units is not None:
+        msg["units"] = explain_units(explanation, units)
+    return msg
+
+
+def explain_done_message(explain_id: int, status: str) -> dict[str, Any]:
+    return {"type": MSG_EXPLAIN_DONE, "explain_id": explain_id, "status": status}
+
+
+def explain_error_message(explain_id: int, request: Any, message: str) -> dict[str, Any]:
+    return {"type": MSG_EXPLAIN_ERROR, "explain_id": explain_id, "request": request,
+            "message": message}
+
+
+def explanation_data(explanation: Any, *, curve: Any = None, explain_id: int = 0,
+                     status: str | None = None, message: str = "") -> dict[str, Any]:
+    """The ``explanation`` trait: a whole explanation as the view and the exported page
+    show it.  ``curve``: ``context_curve()``'s frame (context_tokens, surprisal_nats) or
+    None; ``status``: "done", "cancelled" or "error" (default: from the explanation)."""
+    units = TextUnits.of(explanation.text)
+    if status is None:
+        status = "cancelled" if explanation.cancelled or explanation.partial else "done"
+    payload = {
+        "explain_id": explain_id, "status": status, "message": message,
+        "target": explain_target(explanation, units),
+        "unit": explanation.settings.get("unit", "word"), "method": explanation.method,
+        "settings": explanation.settings,
+        "target_surprisal_nats": explanation.target_surprisal_nats,
+        "units": explain_units(explanation, units),
+        "delta_nats": np.asarray(explanation.delta_nats, np.float64).tolist(),
+        "done": int(explanation.done), "total": len(explanation.units),
+        "context_tokens": int(explanation.context_tokens),
+        "curve": None if curve is None else {
+            "context_tokens": [int(k) for k in curve["context_tokens"]],
+            "surprisal_nats": [float(v) for v in curve["surprisal_nats"]]},
+    }
+    return json_safe(payload)

@@ -23,6 +23,7 @@ from . import protocol as P
 from .assets import bundle_path
 from .export import StaticPageOutput
 from .live_run import LiveRun
+from .widget_explain import WidgetExplainer
 from .widget_run import Message, WidgetRun
 from .widget_settings import CONTROL_FIELDS as CONTROLS
 from .widget_settings import Context, Prefix, SettingError, check_options, check_window
@@ -42,6 +43,10 @@ class PerplexityWidget(StaticPageOutput, PerplexityTraits):
     model reads before ``text`` (see ``score()``), shown before it, uncoloured.
     ``protocol``: ``score()``'s; the tokens it leaves unscored are shown greyed, and the
     panel says how many (an edit re-scores in full where its windows move).
+
+    Why is a token surprising: click it in the view (or press ``e`` on the focused one),
+    or call ``explain(token=...)`` / ``explain(word=...)``; the text before it is coloured
+    by how much each unit changed its surprisal (docs/explain.md).
     """
 
     _esm = bundle_path("widget.js")
@@ -94,6 +99,7 @@ class PerplexityWidget(StaticPageOutput, PerplexityTraits):
         self._edited = False  # the text changed: the next run reuses the unchanged windows
         self._moving_whitespace = False  # a new context's trailing whitespace is moving
         self.observe(self._on_text_change, names=["text"])
+        self._explainer = WidgetExplainer(self)
         if autostart:
             self.start()
 
@@ -120,6 +126,7 @@ class PerplexityWidget(StaticPageOutput, PerplexityTraits):
         loses nothing."""
         edited, self._edited = self._edited, False
         self.error = ""
+        self._explainer.clear()  # an explanation of the old result means nothing now
         self._live.start(lambda run_id, cancel: self._score(run_id, cancel, edited))
 
     def cancel(self) -> None:
@@ -130,6 +137,31 @@ class PerplexityWidget(StaticPageOutput, PerplexityTraits):
         """Block until scoring ends; re-raise its error unless ``raise_error=False``."""
         self._live.wait(timeout, raise_error=raise_error)
         return self.result
+
+    def explain(self, token: int | None = None, word: int | None = None, *,
+                method: str = "occlusion", wait: bool = True) -> Any:
+        """Explain a scored token (or word) in the view, as a click does: its context
+        coloured by attribution, the panel beside it.  Computed in the background;
+        ``wait=True`` blocks until done and returns the ``Explanation`` (``explain()``'s,
+        with the widget's settings), ``wait=False`` returns None at once."""
+        self._explainer.start(token=token, word=word, method=method)
+        return self._explainer.wait() if wait else None
+
+    def show_explanation(self, explanation: Any, curve: Any = None) -> None:
+        """Show an ``Explanation`` of this text computed with ``ppl_widget.explain`` (and
+        its ``context_curve`` frame, if any); it travels with ``to_html``."""
+        self._explainer.show(explanation, curve)
+
+    def clear_explanation(self) -> None:
+        """Stop an explanation computing and show none."""
+        self._explainer.clear()
+
+    def _explain_settings(self) -> dict[str, Any]:
+        """score()'s settings of the result shown, for explain() and context_curve()."""
+        return {"max_length": self.max_length, "stride": self.stride,
+                "prefix": "bos" if self.prefix == "bos" else None,
+                "prefix_every_window": self.prefix_every_window, "context": self.context,
+                **{k: self._options[k] for k in ("add_eos", "words", "protocol")}}
 
     def chart(self, kind: str = "surprisal", **options: Any) -> Any:
         """An Altair chart of the result so far: ``surprisal``, ``running_perplexity``
@@ -254,6 +286,8 @@ class PerplexityWidget(StaticPageOutput, PerplexityTraits):
     # ---- front end -------------------------------------------------------
     def _on_front_end_message(self, _widget: Any, content: dict, _buffers: list) -> None:
         kind = content.get("type") if isinstance(content, dict) else None
+        if kind is not None and self._explainer.on_message(content):
+            return
         if kind == P.MSG_CANCEL:
             self.cancel()
         elif kind == P.MSG_REPLAY:

@@ -35,3 +35,5 @@ class PerplexityTraits(anywidget.AnyWidget):
     surprisal_unit = traitlets.Enum(("bits", "nats"), "bits").tag(sync=True)
     bow_correction = traitlets.Bool(False).tag(sync=True)  # word tooltips: corrected value
     editable = traitlets.Bool(False).tag(sync=True)  # a text box that re-scores as you type
+    # the explanation shown ("why is this token surprising?", protocol.explanation_data)
+    explanation = traitlets.Dict(None, allow_none=True).tag(sync=True)

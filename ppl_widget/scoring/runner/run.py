@@ -249,7 +249,8 @@ class ScoringRun:
                 unscored_token_ids=prep.unscored_ids, unscored_offsets=prep.unscored_offsets,
                 settings={**self.settings, "batch_size": self.batch_size},
                 partial=scored < self.total, total_tokens=self.total, elapsed_s=elapsed,
-                tokenizer=self.lm.tokenizer, context=getattr(prep, "context", None),
+                tokenizer=self.lm.tokenizer, model=self.lm,
+                context=getattr(prep, "context", None),
                 bow_prob_end=self.bow_end if scored == self.total else math.nan)
         return build
 

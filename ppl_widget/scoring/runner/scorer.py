@@ -93,6 +93,23 @@ def resolve_protocol(lm: Any, protocol: str, max_length: int | None, stride: int
     return max_length, stride, prefix
 
 
+def check_prefix_every_window(lm: Any, prefix: str | None, prefix_every_window: bool) -> None:
+    """``prefix_every_window=True`` needs a prefix token and a neural model."""
+    if prefix_every_window and prefix is None:
+        raise ValueError("prefix_every_window=True reads the prefix token in every window: "
+                         "it needs prefix='bos'")
+    if prefix_every_window and not isinstance(lm, LoadedModel):
+        raise ValueError("prefix_every_window=True is for neural models (an n-gram model "
+                         "reads no prefix token)")
+
+
+def check_prefixed_windows(lm: Any, windows: list[Any], protocol: str) -> None:
+    """A plan whose windows read the prefix token first is for neural models."""
+    if any(w.prefixed for w in windows) and not isinstance(lm, LoadedModel):
+        raise ValueError(f"protocol={protocol!r} reads the prefix token first in every "
+                         f"window: that is for neural models (an n-gram model reads none)")
+
+
 def stream(text: str, lm: Any = None, *, max_length: int | None = None, stride: int | None = None,
            prefix: str | None = "bos", add_eos: bool = False, top_k: int = 5,
            batch_size: int | str = "auto", words: WordSpec = None,
@@ -136,12 +153,7 @@ def stream_any_text(text: str, lm: Any = None, *, max_length: int | None = None,
     max_length, stride, prefix = resolve_protocol(
         lm, protocol, max_length, stride, prefix, prefix_every_window=prefix_every_window,
         add_eos=add_eos, context=context)
-    if prefix_every_window and prefix is None:
-        raise ValueError("prefix_every_window=True reads the prefix token in every window: "
-                         "it needs prefix='bos'")
-    if prefix_every_window and not isinstance(lm, LoadedModel):
-        raise ValueError("prefix_every_window=True is for neural models (an n-gram model "
-                         "reads no prefix token)")
+    check_prefix_every_window(lm, prefix, prefix_every_window)
     if batch_size == "auto":
         batch_size = auto_batch_size(lm, max_length)
     batch_size = as_count("batch_size", batch_size, minimum=1,
@@ -174,9 +186,7 @@ def stream_any_text(text: str, lm: Any = None, *, max_length: int | None = None,
     windows = plan_protocol(protocol, len(prep.sequence), max_length, stride,
                             first_target=prep.first_target,
                             prefix_every_window=prefix_every_window, bos=prefix == "bos")
-    if any(w.prefixed for w in windows) and not isinstance(lm, LoadedModel):
-        raise ValueError(f"protocol={protocol!r} reads the prefix token first in every "
-                         f"window: that is for neural models (an n-gram model reads none)")
+    check_prefixed_windows(lm, windows, protocol)
     prep = keep_scored(prep, windows)  # a protocol's unscored positions join the unscored
     settings.update(prefix_token=prep.prefix_token, n_windows=len(windows),
                     **prep.context_settings())
