@@ -67,7 +67,7 @@ def test_within_3_percent_of_llama_cpp(name, default_lm, q4_0, monkeypatch):
     ``DRAWS`` jittered forwards of the Q4_0 copy (the module docstring says why), against
     what llama.cpp printed."""
     from ppl_widget import divergence
-    from ppl_widget.scoring import quantize
+    from ppl_widget.scoring.kinds.gguf import quantize
 
     rec = FIXTURE["texts"][name]
     text = (ROOT / "benchmarks" / "texts" / name).read_text(encoding="utf-8")
