@@ -59,6 +59,8 @@ _LAZY = {
     "OnnxLiveModel": "ppl_widget.scoring.kinds.onnx.onnx_files:OnnxLiveModel",
     "delta_ll": "ppl_widget.core.reading.predictive_power:delta_ll",
     "DeltaLL": "ppl_widget.core.reading.predictive_power:DeltaLL",
+    "link_shape": "ppl_widget.core.reading.link_shape:link_shape",
+    "LinkShape": "ppl_widget.core.reading.link_shape:LinkShape",
     "ReadingTimeError": "ppl_widget.core.reading.spillover:ReadingTimeError",
     "ReadingTimeWarning": "ppl_widget.core.reading.spillover:ReadingTimeWarning",
     "predictive_power": "ppl_widget.scoring.analyses.predictive_power:predictive_power",
