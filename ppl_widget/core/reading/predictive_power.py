@@ -190,7 +190,8 @@ def delta_ll(frame: pd.DataFrame, rt: str, target: str | Sequence[str],
                              "rt_residual": design.y - full.predicted},
                             index=frame.index[design.keep])
     settings = {"rt": rt, "target": target, "baseline": baseline, "spillover": spillover,
-                "by": by_names, "folds": int(fold.max()), "fold_by": fold_by, "seed": seed,
+                "by": by_names, "folds": int(fold.max()), "folds_asked": folds,
+                "fold_by": fold_by, "seed": seed,
                 "predictors_baseline": names_base, "predictors_target": names_target,
                 "n_dropped": len(design.dropped)}
     return DeltaLL(per_word=per_word, dropped=design.dropped, settings=settings)
