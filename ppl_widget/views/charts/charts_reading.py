@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ...core.reading.languages import language_name
 from ..reading_view import pick, surprisal_factor
 from .chart_data import check_positive, quantile_bin_means
 from .charts import _alt, _title, check_unit
@@ -118,18 +119,21 @@ def linking_chart(per_word: pd.DataFrame, *, rt: str = "rt_value",
 def quality_power_chart(results: Any, *, x: str | None = None, y: str = "delta_ll",
                         low: str = "ci_low", high: str = "ci_high",
                         color: str | None = None, facet: str | None = None,
-                        label: str | None = None, width: int | None = None,
-                        height: int = 220) -> Any:
+                        label: str | None = None, line: bool | None = None,
+                        width: int | None = None, height: int = 220) -> Any:
     """ΔLL (the mean per-word gain in held-out log-likelihood) against each model's mean
     surprisal, with its interval (``low`` to ``high``), one line per value of ``color``
-    (a language, a model family) and one panel per value of ``facet``.
+    (a language, a model family) and one panel per value of ``facet``. ``line``: join the
+    points of each ``color`` series (default: when there is a ``color``, whose points are
+    one family of models; unrelated models are not joined: nothing lies between them).
+    MECO language codes in a ``lang`` column are named (``ee`` -> Estonian).
 
     ``results``: ``predictive_power``'s table, any frame or list of rows with these
     columns, or ``published.json`` itself (its ``model_size_study`` points).  Defaults:
     ``x`` the first of ``mean_surprisal_bits`` / ``avg_surp``; ``color`` ``lang`` when
     there is one; ``facet`` ``target`` when it has several values; ``label`` (a point's
-    name: in the tooltip, and a colour and legend entry per point when there is one line
-    of at most 12) ``model``."""
+    name: in the tooltip, and a colour and legend entry per point when there is no
+    ``color`` and at most 12 points) ``model``."""
     alt = _alt()
     if isinstance(results, Mapping) and "model_size_study" in results:
         results = results["model_size_study"]
@@ -157,8 +161,13 @@ def quality_power_chart(results: Any, *, x: str | None = None, y: str = "delta_l
     data = data.sort_values([c for c in (color, x) if c is not None], kind="stable")
     if label is not None:
         data[label] = data[label].astype(str)
-    named = bool(label and not color and len(data) <= 12)  # few points, one line
-    point_color = (alt.Color(f"{color}:N", title=color, legend=alt.Legend(orient="right"))
+    for c in {color, facet, label} & {"lang"}:
+        data[c] = data[c].map(language_name)
+    if line is None:
+        line = color is not None
+    named = bool(label and not color and len(data) <= 12)  # few points, each named
+    point_color = (alt.Color(f"{color}:N", title="language" if color == "lang" else color,
+                             legend=alt.Legend(orient="right"))
                    if color else
                    alt.Color(f"{label}:N", title=label, sort=list(data[label]),
                              legend=alt.Legend(orient="right")) if named else alt.value(LINE))
@@ -171,11 +180,13 @@ def quality_power_chart(results: Any, *, x: str | None = None, y: str = "delta_l
     # the line: one per color value; a single grey line when the points carry the colours
     line_color = {"color": point_color, "detail": f"{color}:N"} if color else {
         "color": alt.value(GREY if named else LINE)}
+    joined = [alt.Chart().mark_line(strokeWidth=2).encode(x=xs, y=f"{y}:Q", **line_color)] \
+        if line else []
     layers = [
         # one rule per panel (the aggregate), not one per row
         alt.Chart().mark_rule(color=GREY, strokeDash=[4, 4]).encode(y=alt.datum(0))
         .transform_aggregate(rows="count()"),
-        alt.Chart().mark_line(strokeWidth=2).encode(x=xs, y=f"{y}:Q", **line_color),
+        *joined,
         base.mark_rule(strokeWidth=1.5, opacity=0.7).encode(
             y=alt.Y(f"{low}:Q", title="ΔLL (nats per word)"), y2=f"{high}:Q", tooltip=tip),
         base.mark_point(filled=True, size=50, opacity=1).encode(y=f"{y}:Q", tooltip=tip),
@@ -188,7 +199,8 @@ def quality_power_chart(results: Any, *, x: str | None = None, y: str = "delta_l
     return chart.properties(title=_title(
         "Psychometric predictive power against model quality",
         [f"{n} points: ΔLL with its 95% interval"
-         + (f"; one line per {color}" if color else ""),
+         + (f"; one line per {color}, through its models" if line and color else "")
+         + ("; the line joins them in order of mean surprisal" if line and not color else ""),
          "left: a better language model (lower mean surprisal); above the dashed line "
          "(ΔLL > 0) the model's predictors improve the regression of reading times"]))
 
