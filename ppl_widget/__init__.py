@@ -64,6 +64,10 @@ _LAZY = {
     "ReadingTimeError": "ppl_widget.core.reading.spillover:ReadingTimeError",
     "ReadingTimeWarning": "ppl_widget.core.reading.spillover:ReadingTimeWarning",
     "predictive_power": "ppl_widget.scoring.analyses.predictive_power:predictive_power",
+    "load_meco": "ppl_widget.scoring.datasets:load_meco",
+    "load_xlang": "ppl_widget.scoring.datasets:load_xlang",
+    "meco_published": "ppl_widget.scoring.datasets:meco_published",
+    "ReadingDataError": "ppl_widget.scoring.datasets:ReadingDataError",
 }
 
 __all__ = [
@@ -73,7 +77,8 @@ __all__ = [
 
 
 #: sub-modules reachable as attributes (``ppl_widget.charts``), imported on first use
-_LAZY_MODULES = {"charts": "ppl_widget.views.charts.charts"}
+_LAZY_MODULES = {"charts": "ppl_widget.views.charts.charts",
+                 "datasets": "ppl_widget.scoring.datasets"}
 
 # The views' work that core objects offer (core/providers.py): the core never imports a
 # view; these references are imported the first time they are asked for.

@@ -109,6 +109,23 @@ def test_linking_chart_one_series_per_model_in_nats():
         linking_chart(frame, rt="nope")
 
 
+def test_linking_chart_says_which_words_it_draws_and_how_many_the_regression_used():
+    frame = per_word(n=200)
+    frame["delta_ll"] = np.where(np.arange(200) % 20 < 2, np.nan, 0.01)  # 20 left out
+    sub = " ".join(linking_chart(frame, bins=5).to_dict()["title"]["subtitle"])
+    assert "every word with a reading time and a surprisal" in sub
+    assert "200 words (ΔLL's regression: 180)" in sub
+    spec = linking_chart(frame, bins=5, rows="regression").to_dict()
+    sub = " ".join(spec["title"]["subtitle"])
+    assert "those ΔLL's regression used" in sub and "180 words" in sub
+    means = next(v for v in spec["datasets"].values() if v and "mean" in v[0])
+    assert sum(r["n"] for r in means) == 180
+    with pytest.raises(ValueError, match=r"rows must be one of \['all', 'regression'\]"):
+        linking_chart(frame, rows="used")
+    with pytest.raises(ValueError, match="rows='regression' needs the frame's delta_ll"):
+        linking_chart(frame.drop(columns="delta_ll"), rows="regression")
+
+
 @pytest.mark.parametrize("theme", [None, "dark"])
 def test_quality_power_chart_from_published_points(theme):
     chart = quality_power_chart(POINTS)

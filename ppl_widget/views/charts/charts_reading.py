@@ -22,13 +22,15 @@ LINE = "#d24a63"
 #: A rule at zero, the words' histogram: a grey that both themes show.
 GREY = "#8c8c8c"
 Z95 = 1.96
+#: which words the linking chart draws
+LINKING_ROWS = ("all", "regression")
 
 
 def linking_chart(per_word: pd.DataFrame, *, rt: str = "rt_value",
                   surprisal: str | None = None, surprisal_in: str | None = None,
                   measure: str | None = None, series: str | None = None,
-                  unit: str = "bits", bins: int = 20, width: int = 520,
-                  height: int = 280) -> Any:
+                  unit: str = "bits", bins: int = 20, rows: str = "all",
+                  width: int = 520, height: int = 280) -> Any:
     """Reading time against surprisal: the mean reading time of the words in each of
     ``bins`` surprisal bins (about equal counts; a 95% interval of the mean: mean +/-
     1.96 SE) and the least-squares line of reading time on surprisal over the same words,
@@ -38,11 +40,25 @@ def linking_chart(per_word: pd.DataFrame, *, rt: str = "rt_value",
     measure, default the first; one series per model) or any frame of one row per word
     (``rt`` and ``surprisal`` name its columns; ``surprisal_in`` its unit, as
     ``show_reading`` takes it).  ``series``: a column to draw one series per value of.
+    ``rows``: ``"all"`` (every word with a finite reading time and surprisal) or
+    ``"regression"`` (only the words ΔLL's regression used: those with a ``delta_ll``;
+    the first words of each text, without predecessors, are not); the subtitle says
+    which, and how many words each uses.
     """
     alt = _alt()
     f = check_unit(unit)
     bins = check_positive("bins", bins)
+    if rows not in LINKING_ROWS:
+        raise ValueError(f"linking_chart: rows must be one of {list(LINKING_ROWS)}, not "
+                         f"{rows!r}")
     frame, chosen = pick(per_word, "rt", measure)
+    in_regression = None
+    if "delta_ll" in frame.columns:
+        in_regression = pd.to_numeric(frame["delta_ll"]).notna().to_numpy()
+    elif rows == "regression":
+        raise ValueError("linking_chart: rows='regression' needs the frame's delta_ll "
+                         "column (predictive_power's per-word frame has it): it marks the "
+                         "words the regression used")
     if surprisal is None:
         surprisal = "surprisal_bits" if "surprisal_bits" in frame.columns else "surprisal"
     if series is None and "model" in frame.columns:
@@ -56,6 +72,8 @@ def linking_chart(per_word: pd.DataFrame, *, rt: str = "rt_value",
     y = pd.to_numeric(frame[rt]).to_numpy(dtype=float)
     keys = frame[series].astype(str).to_numpy() if series else np.full(len(frame), "words")
     ok = np.isfinite(x) & np.isfinite(y)
+    if rows == "regression":
+        ok &= in_regression
     if not ok.any():
         raise ValueError(f"linking_chart: no word has both a finite {rt!r} and {surprisal!r}")
     means, lines, hists, notes = [], [], [], []
@@ -72,7 +90,9 @@ def linking_chart(per_word: pd.DataFrame, *, rt: str = "rt_value",
         counts, _ = np.histogram(x[sel], bins=edges)
         hists.append(pd.DataFrame({"lo": edges[:-1], "hi": edges[1:], "words": counts,
                                    "series": key}))
-        notes.append(f"{key}: {slope:+.1f} ms per {unit[:-1]}, {int(sel.sum()):,} words")
+        used = "" if in_regression is None or rows == "regression" else \
+            f" (ΔLL's regression: {int((in_regression & (keys == key)).sum()):,})"
+        notes.append(f"{key}: {slope:+.1f} ms per {unit[:-1]}, {int(sel.sum()):,} words{used}")
     n_above = int((x[ok] > hist_end).sum())
     rt_title = f"{chosen or rt} (ms)"
     xlab = f"surprisal ({unit})"
@@ -111,6 +131,9 @@ def linking_chart(per_word: pd.DataFrame, *, rt: str = "rt_value",
         title=_title("Reading time against surprisal (the linking function)",
                      [f"points: mean {rt_title} per surprisal bin ({bins} bins of about "
                       "equal counts), bars: 95% interval; dashed: least-squares line",
+                      ("words: those ΔLL's regression used (each with two words before "
+                       "it in its text and every value)" if rows == "regression" else
+                       "words: every word with a reading time and a surprisal"),
                       "; ".join(notes), "below: how many words fall at each surprisal"
                       + (f" ({n_above:,} words above {hist_end:.1f} {unit} not drawn)"
                          if n_above else "")]))
