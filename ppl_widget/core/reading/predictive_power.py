@@ -18,6 +18,8 @@ import numpy as np
 import pandas as pd
 
 from .fold_layout import FoldBy, lay_folds
+from .gam.formula import is_smooth_term
+from .gam.reading import edf_summary, gam_delta_parts
 from .held_out_ll import check_fold_sizes, check_full_rank, design_matrix, held_out_log_density
 from .permutation import PermutationTest, check_resamples, sign_flip_test
 from .spillover import ReadingTimeError, as_names, build_design, check_columns, lag_name
@@ -89,11 +91,22 @@ class DeltaLL:
     """ΔLL of a target regression over a baseline: ``mean`` (nats per word), ``se``,
     ``n`` (rows used), ``per_word`` (index = the input's labels: ``fold``,
     ``ll_baseline``, ``ll_target``, ``delta_ll``, ``rt_predicted``, ``rt_residual`` of
-    the target fit), ``dropped`` (label -> ``reason``) and ``settings``."""
+    the target fit), ``dropped`` (label -> ``reason``) and ``settings``; with smooth
+    terms, ``smooth_edf``: the effective degrees of freedom of each fold's fitted smooths
+    (``model`` baseline/target, ``fold``, ``term``, ``edf``; ``edf`` summarises them)."""
 
     per_word: pd.DataFrame
     dropped: pd.DataFrame
     settings: dict[str, Any] = field(default_factory=dict)
+    smooth_edf: pd.DataFrame | None = None
+
+    @property
+    def edf(self) -> pd.DataFrame | None:
+        """Per fit and smooth term, the mean, min and max effective degrees of freedom
+        over the folds (None for an OLS result)."""
+        if self.smooth_edf is None:
+            return None
+        return edf_summary(self.smooth_edf)
 
     @property
     def n(self) -> int:
@@ -152,7 +165,12 @@ def delta_ll(frame: pd.DataFrame, rt: str, target: str | Sequence[str],
     rows of its ``by`` group. Rows missing the reading time, a used value or their
     predecessors are dropped (``.dropped`` says why) before the folds are laid:
     ``contiguous`` (R's ``cut(seq(1, n), breaks = folds)``, Wilcox et al. 2023),
-    ``group`` (whole ``by`` groups) or ``random`` (shuffled with ``seed``)."""
+    ``group`` (whole ``by`` groups) or ``random`` (shuffled with ``seed``).
+
+    Terms may be smooths spelled as in R's mgcv (``"s(surp, bs='cr', k=6)"``,
+    ``"te(freq, len, bs='cr')"``) beside plain columns: both regressions are then fitted
+    as ``mgcv::gam()`` fits them (GCV smoothness; core/reading/gam/), each smooth lagged
+    like a column, and ``smooth_edf`` reports the smooths' effective degrees of freedom."""
     if not isinstance(frame, pd.DataFrame):
         raise ReadingTimeError(f"frame must be a pandas DataFrame, not {type(frame).__name__}")
     target, baseline = as_names(target, "target"), as_names(baseline, "baseline")
@@ -160,6 +178,12 @@ def delta_ll(frame: pd.DataFrame, rt: str, target: str | Sequence[str],
     if isinstance(spillover, bool) or not isinstance(spillover, (int, np.integer)) \
             or spillover < 0:
         raise ReadingTimeError(f"spillover must be a non-negative integer, not {spillover!r}")
+    if any(is_smooth_term(t) and t not in frame.columns for t in target + baseline):
+        per_word, dropped, settings, smooth_edf = gam_delta_parts(
+            frame, rt, target, baseline, spillover=int(spillover), by=by_names, folds=folds,
+            fold_by=fold_by, seed=seed)
+        return DeltaLL(per_word=per_word, dropped=dropped, settings=settings,
+                       smooth_edf=smooth_edf)
     both = [c for c in baseline if c in target]
     if both:
         raise ReadingTimeError(f"column(s) {both} are in both baseline and target: the target "
