@@ -21,11 +21,14 @@ import numpy as np
 import pandas as pd
 
 from .fold_layout import FoldBy
+from .gam.effect import gam_term_effect
 from .predictive_power import TESTS, DeltaLL, PairedDifference, delta_ll
 from .spillover import ReadingTimeError, as_names
 
 #: the paper's smooth of each surprisal column (mgcv's cubic regression spline, 6 knots)
 SMOOTH_K = 6
+#: the two fits ``link_effects`` draws
+FITS = ("linear", "non-linear")
 #: the columns of ``LinkShape.row()``
 ROW_COLUMNS = ["dll_linear", "se_linear", "dll_nonlinear", "se_nonlinear", "difference",
                "se_difference", "p_value", "test", "n"]
@@ -106,3 +109,42 @@ def link_shape(frame: pd.DataFrame, rt: str, surprisal: str | Sequence[str],
     nonlinear_ll = delta_ll(frame, rt, smooth, baseline, **options)
     difference = nonlinear_ll.compare(linear_ll, test, n=n, seed=seed)
     return LinkShape(linear=linear_ll, nonlinear=nonlinear_ll, difference=difference)
+
+
+def link_effects(frame: pd.DataFrame, rt: str, surprisal: str | Sequence[str],
+                 baseline: str | Sequence[str], *, k: int = SMOOTH_K,
+                 x: Sequence[float] | np.ndarray | None = None, n: int = 101,
+                 anchor: bool = True, se_mult: float = 2.0) -> pd.DataFrame:
+    """The fitted effect of surprisal on reading time, as a line (the linear model's
+    ``coef * surprisal``) and as a smooth (the non-linear model's ``s(surprisal)``), each
+    with its pointwise interval (effect -/+ ``se_mult`` standard errors, mgcv's
+    ``predict(type = "terms", se.fit = TRUE)``), both models fitted on every usable row
+    (no folds): the paper's link figure. The effect is of the first ``surprisal`` column;
+    the others (``prev_surp``) stay in both models, as linear terms or smooths.
+
+    ``x``: the surprisal values (default ``n`` evenly spaced over the rows' range).
+    ``anchor``: shift each curve and its band so that the effect is 0 at the first ``x``
+    (the paper: "0 surprisal = 0 ms"), so the two curves start together. Columns ``fit``
+    (``"linear"``, ``"non-linear"``), ``x``, ``effect``, ``se``, ``lower``, ``upper``;
+    ``attrs``: the non-linear fit's ``edf`` and the rows ``n``."""
+    columns = as_names(surprisal, "surprisal")
+    base = as_names(baseline, "baseline")
+    k = _check_k(k)
+    first = columns[0]
+    smooth = [smooth_term(c, k) for c in columns]
+    linear = gam_term_effect(frame, rt, columns + base, first, x=x, n=n, se_mult=se_mult)
+    curved = gam_term_effect(frame, rt, smooth + base, smooth[0],
+                             x=linear["x"].to_numpy(), se_mult=se_mult)
+    parts = []
+    for name, effect in zip(FITS, (linear, curved), strict=True):
+        effect = effect.copy()
+        if anchor:
+            shift = float(effect["effect"].iloc[0])
+            for c in ("effect", "lower", "upper"):
+                effect[c] = effect[c] - shift
+        effect.insert(0, "fit", name)
+        parts.append(effect)
+    out = pd.concat(parts, ignore_index=True)
+    out.attrs.update(edf=curved.attrs.get("edf"), n=curved.attrs.get("n"), term=smooth[0],
+                     anchored=anchor)
+    return out
