@@ -161,3 +161,16 @@ def test_link_shape_bad_input_names_the_rule(kwargs, message):
     args = {"surprisal": "surp", "nonlinear": ["surp", "surp2"], **kwargs}
     with pytest.raises(ReadingTimeError, match=message):
         link_shape(frame(), "rt", baseline=["len"], **args)
+
+
+def test_link_shape_fits_the_papers_smooth_by_default():
+    data = frame(n_texts=4, words=60, curve=0.4)
+    base = ["te(freq, len, bs='cr')"]
+    got = link_shape(data, "rt", "surp", base, folds=3, n=300, seed=0)
+    smooth = delta_ll(data, "rt", [smooth_term("surp")], base, spillover=0, folds=3)
+    line = delta_ll(data, "rt", ["surp"], base, spillover=0, folds=3)
+    assert got.nonlinear.settings["target"] == ["s(surp, bs='cr', k=6)"]
+    assert got.nonlinear.mean == pytest.approx(smooth.mean, abs=1e-12)
+    assert got.linear.mean == pytest.approx(line.mean, abs=1e-12)
+    assert got.nonlinear.edf is not None and "s(surp)" in set(got.nonlinear.edf["term"])
+    assert got.difference.mean > 0  # the curve is there: the smooth predicts better
