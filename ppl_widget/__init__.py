@@ -81,7 +81,7 @@ __all__ = [
 
 #: sub-modules reachable as attributes (``ppl_widget.charts``), imported on first use
 _LAZY_MODULES = {"charts": "ppl_widget.views.charts.charts",
-                 "datasets": "ppl_widget.datasets"}
+                 "datasets": "ppl_widget.scoring.datasets"}
 
 # The views' work that core objects offer (core/providers.py): the core never imports a
 # view; these references are imported the first time they are asked for.
