@@ -42,7 +42,7 @@ class GamFit:
             label = self.design.smooths[pen.smooth].label
             counts[label] = counts.get(label, 0) + 1
         seen: dict[str, int] = {}
-        for pen, rho in zip(self.design.penalties, self.gcv.log_sp):
+        for pen, rho in zip(self.design.penalties, self.gcv.log_sp, strict=True):
             label = self.design.smooths[pen.smooth].label
             seen[label] = seen.get(label, 0) + 1
             out[label + (str(seen[label]) if counts[label] > 1 else "")] = float(np.exp(rho))
@@ -53,7 +53,7 @@ class GamFit:
         """Effective degrees of freedom of each smooth term (mgcv's ``summary(m)$edf``: the
         sum of ``m$edf`` over the term's coefficients)."""
         return {sm.label: float(self.gcv.edf[a:b].sum())
-                for sm, (a, b) in zip(self.design.smooths, self.design.spans)}
+                for sm, (a, b) in zip(self.design.smooths, self.design.spans, strict=True)}
 
     @property
     def total_edf(self) -> float:

@@ -47,6 +47,8 @@ def pivoted_cholesky_root(a: np.ndarray) -> np.ndarray:
     pivot on the largest remaining diagonal, stop once it is <= n u max(diag(a)) (its
     default tolerance, as mgcv's ``mroot`` calls it; u = dlamch('E') = 2^-53)."""
     n = len(a)
+    if not np.diag(a).max() > 0:
+        return np.zeros((0, n))
     work = a.copy()
     stop = n * (np.finfo(float).eps / 2) * np.diag(a).max()
     rows = []
@@ -105,7 +107,8 @@ class GcvProblem:
         lambda is huge), then ``P = V D^-1`` from the SVD of ``[R; root]`` with singular
         values below ``RANK_TOL`` times the largest dropped (a near-singular problem is
         fitted in magic's reduced space: the same coefficients R gets)."""
-        total = sum(np.exp(rj) * s for rj, s in zip(rho, self.full_penalties))
+        total = sum((np.exp(rj) * s for rj, s in zip(rho, self.full_penalties, strict=True)),
+                    np.zeros((self.p, self.p)))
         stack = np.vstack([self.r, pivoted_cholesky_root(total)])
         _, d, vt = np.linalg.svd(stack, full_matrices=False)
         rank = int(np.sum(d >= d[0] * RANK_TOL))
@@ -129,8 +132,8 @@ class GcvProblem:
         lam = np.exp(rho)
         m = len(rho)
         bp = [b @ pinv for b in self.roots]
-        s_hat = [lj * (c.T @ c) for lj, c in zip(lam, bp)]  # lambda_j P' S_j P
-        sb = [lj * (b.T @ (b @ coef)) for lj, b in zip(lam, self.roots)]  # S_j~ b
+        s_hat = [lj * (c.T @ c) for lj, c in zip(lam, bp, strict=True)]  # lambda_j P' S_j P
+        sb = [lj * (b.T @ (b @ coef)) for lj, b in zip(lam, self.roots, strict=True)]  # S_j~ b
         a = [pinv @ (pinv.T @ v) for v in sb]
         s_beta = np.sum(sb, axis=0)
         g_vec = pinv @ (pinv.T @ s_beta)  # M^-1 S b

@@ -64,7 +64,8 @@ class SmoothTerm:
         return self.z.shape[1]
 
     def raw_matrix(self, columns: dict[str, np.ndarray]) -> np.ndarray:
-        mats = [m.matrix(columns[v]) for m, v in zip(self.margins, self.term.variables)]
+        mats = [m.matrix(columns[v])
+                for m, v in zip(self.margins, self.term.variables, strict=True)]
         return mats[0] if len(mats) == 1 else row_kronecker(mats)
 
     def matrix(self, columns: dict[str, np.ndarray]) -> np.ndarray:
@@ -76,7 +77,7 @@ class SmoothTerm:
 def check_smooth_data(term: Smooth, columns: dict[str, np.ndarray]) -> None:
     """Each variable varies and has at least ``k`` distinct values (rule: a cr basis of k
     functions puts its knots at k distinct values)."""
-    for variable, k in zip(term.variables, term.k):
+    for variable, k in zip(term.variables, term.k, strict=True):
         distinct = len(np.unique(columns[variable]))
         if distinct == 1:
             raise ReadingTimeError(f"term {term.text!r}: column {variable!r} is constant "
@@ -91,8 +92,9 @@ def check_smooth_data(term: Smooth, columns: dict[str, np.ndarray]) -> None:
 def build_smooth(term: Smooth, columns: dict[str, np.ndarray]) -> SmoothTerm:
     """The term on the fit's rows, as mgcv's ``gam()`` constructs it."""
     check_smooth_data(term, columns)
-    margins = tuple(CrBasis.from_data(columns[v], k) for v, k in zip(term.variables, term.k))
-    raw = [m.matrix(columns[v]) for m, v in zip(margins, term.variables)]
+    margins = tuple(CrBasis.from_data(columns[v], k)
+                    for v, k in zip(term.variables, term.k, strict=True))
+    raw = [m.matrix(columns[v]) for m, v in zip(margins, term.variables, strict=True)]
     x = raw[0] if len(raw) == 1 else row_kronecker(raw)
     penalties = [margins[0].penalty] if len(margins) == 1 else tensor_raw(list(margins))
     row_norm = np.abs(x).sum(axis=1).max() ** 2

@@ -1,0 +1,122 @@
+"""Our GAM ΔLL against R mgcv's on the xlang data (Wilcox et al. TACL 2023's link study):
+run xlang_link.R for some languages and models, fit the same three regressions with
+``delta_ll``, and report the largest differences per language and model.
+
+As a script (the whole grid; prints a table for docs/reading_times.md):
+    PYTHONPATH=. python tests/mgcv_reference/compare.py [LANGS] [MODELS]
+"""
+
+from __future__ import annotations
+
+import os
+import pathlib
+import shutil
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+import pandas as pd
+
+HERE = pathlib.Path(__file__).resolve().parent
+ROOT = HERE.parents[1]
+ENV = "PPL_WIDGET_XLANG_DATA"
+LANGS = ["du", "en", "fi", "ge", "gr", "he", "it", "ko", "ru", "sp", "tr"]
+MODELS = ["mgpt_sc", "mgpt_lc", "monot_30m", "monot_all"]
+TE = ["te(freq, len, bs='cr')", "te(prev_freq, prev_len, bs='cr')"]
+TARGETS = {"linear": ["surp", "prev_surp"],
+           "nonlinear": ["s(surp, bs='cr', k=6)", "s(prev_surp, bs='cr', k=6)"]}
+
+
+def xlang_dir() -> pathlib.Path:
+    return pathlib.Path(os.environ[ENV]) if os.environ.get(ENV) else \
+        ROOT.parent / "shared" / "data" / "xlang"
+
+
+def r_missing() -> str | None:
+    """Why R's reference cannot run here, or None."""
+    if shutil.which("Rscript") is None:
+        return "Rscript not found (Debian: apt-get install r-base-core r-cran-mgcv)"
+    done = subprocess.run(["Rscript", "-e", "library(mgcv)"], capture_output=True, text=True)
+    if done.returncode:
+        return f"R's mgcv is not installed (apt-get install r-cran-mgcv): {done.stderr[-200:]}"
+    return None
+
+
+def run_r(langs: list[str], models: list[str], out: pathlib.Path) -> tuple[float, float]:
+    """xlang_link.R's per-row log-densities and edfs into ``out``; R's (elapsed, CPU)
+    seconds in the fits and predictions, measured inside R."""
+    subprocess.run(["Rscript", str(HERE / "xlang_link.R"), str(xlang_dir()), str(out),
+                    ",".join(langs), ",".join(models)], check=True, capture_output=True)
+    elapsed, cpu = (float(v) for v in (out / "time.txt").read_text().split())
+    return elapsed, cpu
+
+
+def paper_rows(lang: str, model: str) -> pd.DataFrame:
+    """The analysis's rows: one model's, ``freq``, ``prev_freq``, ``prev2_freq`` > 0."""
+    frame = pd.read_csv(xlang_dir() / f"{lang}.csv", keep_default_na=False, na_values=["NA"],
+                        index_col=0)
+    frame = frame[frame["model"] == model]
+    keep = np.ones(len(frame), dtype=bool)
+    for column in ("freq", "prev_freq", "prev2_freq"):
+        keep &= np.isfinite(frame[column].to_numpy(float)) & (frame[column] > 0).to_numpy()
+    return frame[keep]
+
+
+def ours(lang: str, model: str) -> dict:
+    """delta_ll's linear and non-linear results on the paper's rows."""
+    from ppl_widget import delta_ll
+
+    rows = paper_rows(lang, model)
+    return {name: delta_ll(rows, "gaze_rt", target, TE, spillover=0)
+            for name, target in TARGETS.items()}
+
+
+def compare(ref: pathlib.Path, langs: list[str], models: list[str]) -> pd.DataFrame:
+    """Per language, model and target: the largest difference to R in a row's target and
+    baseline log-density and ΔLL, in the mean ΔLL, and in a fold's smooth edf."""
+    ll = pd.read_csv(ref / "ll.csv")
+    edf = pd.read_csv(ref / "edf.csv")
+    out = []
+    for lang in langs:
+        for model in models:
+            r_rows = ll[(ll["lang"] == lang) & (ll["model"] == model)]
+            r_edf = edf[(edf["lang"] == lang) & (edf["model"] == model)]
+            for name, result in ours(lang, model).items():
+                pw = result.per_word
+                assert (pw.index.astype(str) == r_rows["row"].astype(str).to_numpy()).all()
+                want_delta = (r_rows[name] - r_rows["baseline"]).to_numpy()
+                mine = result.smooth_edf
+                edf_diff = 0.0
+                for fit, formula in (("baseline", "baseline"), ("target", name)):
+                    got = mine[mine["model"] == fit].sort_values(["fold", "term"])
+                    want = r_edf[r_edf["formula"] == formula].sort_values(["fold", "term"])
+                    assert got["term"].tolist() == want["term"].tolist()
+                    edf_diff = max(edf_diff, np.abs(got["edf"].to_numpy()
+                                                    - want["edf"].to_numpy()).max())
+                out.append({
+                    "lang": lang, "model": model, "target": name, "n": len(pw),
+                    "delta_ll": result.mean, "delta_ll_r": want_delta.mean(),
+                    "mean_diff": abs(result.mean - want_delta.mean()),
+                    "row_target_diff": np.abs(pw["ll_target"] - r_rows[name].to_numpy()).max(),
+                    "row_baseline_diff": np.abs(pw["ll_baseline"]
+                                                - r_rows["baseline"].to_numpy()).max(),
+                    "row_delta_diff": np.abs(pw["delta_ll"].to_numpy() - want_delta).max(),
+                    "edf_diff": edf_diff})
+    return pd.DataFrame(out)
+
+
+if __name__ == "__main__":
+    langs = sys.argv[1].split(",") if len(sys.argv) > 1 else LANGS
+    models = sys.argv[2].split(",") if len(sys.argv) > 2 else MODELS
+    ref_dir = pathlib.Path(os.environ.get("GAM_REFERENCE_DIR", "")) if os.environ.get(
+        "GAM_REFERENCE_DIR") else None
+    with tempfile.TemporaryDirectory() as tmp:
+        if ref_dir is None:
+            ref_dir = pathlib.Path(tmp)
+            run_r(langs, models, ref_dir)
+        table = compare(ref_dir, langs, models)
+    pd.set_option("display.width", 200)
+    print(table.to_string(index=False, float_format=lambda v: f"{v:.3g}"))
+    print("max:", table[["mean_diff", "row_target_diff", "row_baseline_diff", "row_delta_diff",
+                         "edf_diff"]].max().to_dict())
