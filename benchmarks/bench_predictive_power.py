@@ -9,7 +9,7 @@ once to warm up, then ``--repeat`` times; the medians are compared.
     python benchmarks/bench_predictive_power.py [--data DIR] [--model SPEC] [--repeat 3]
     python benchmarks/bench_predictive_power.py --smoke   # a bigram on synthetic texts (CI)
 
-``--data``: the MECO folder (default: ``$PPL_WIDGET_MECO_DATA``, else ``../shared/data/meco``
+``--data``: the MECO folder (default: ``$PPL_WIDGET_DATA/meco``, else ``../shared/data/meco``
 beside the repository).
 """
 
@@ -82,8 +82,8 @@ def main() -> None:
         frame, lm = synthetic()
         repeat = 1
     else:
-        data = pathlib.Path(args.data or os.environ.get("PPL_WIDGET_MECO_DATA")
-                            or ROOT.parent / "shared" / "data" / "meco")
+        data = pathlib.Path(args.data) if args.data else pathlib.Path(
+            os.environ.get("PPL_WIDGET_DATA") or ROOT.parent / "shared" / "data") / "meco"
         frame = meco_english(data)
         lm = load_model(args.model, device="cpu")
         repeat = args.repeat

@@ -5,7 +5,7 @@ the leading-whitespace correction, and how the choice of folds moves the answer.
 
     python benchmarks/reading_times_english.py [--data DIR] [--model SPEC]
 
-``--data``: the MECO folder (default: ``$PPL_WIDGET_MECO_DATA``, else ``../shared/data/meco``
+``--data``: the MECO folder (default: ``$PPL_WIDGET_DATA/meco``, else ``../shared/data/meco``
 beside the repository).
 """
 
@@ -39,8 +39,8 @@ def main() -> None:
 
     from ppl_widget import delta_ll, load_model, predictive_power
 
-    data = pathlib.Path(args.data or os.environ.get("PPL_WIDGET_MECO_DATA")
-                        or ROOT.parent / "shared" / "data" / "meco")
+    data = pathlib.Path(args.data) if args.data else pathlib.Path(
+        os.environ.get("PPL_WIDGET_DATA") or ROOT.parent / "shared" / "data") / "meco"
     full = pd.read_csv(data / "leakage" / "en.csv", keep_default_na=False, na_values=["NA"],
                        dtype={"word.x": str, "word.y": str, "clean_word": str})
     header = ("| model                      | measure     | folds      | ΔLL      | 95% interval"

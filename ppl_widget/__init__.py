@@ -59,6 +59,11 @@ _LAZY = {
     "OnnxLiveModel": "ppl_widget.scoring.kinds.onnx.onnx_files:OnnxLiveModel",
     "delta_ll": "ppl_widget.core.reading.predictive_power:delta_ll",
     "DeltaLL": "ppl_widget.core.reading.predictive_power:DeltaLL",
+    "link_shape": "ppl_widget.core.reading.link_shape:link_shape",
+    "LinkShape": "ppl_widget.core.reading.link_shape:LinkShape",
+    "link_effects": "ppl_widget.core.reading.link_shape:link_effects",
+    "link_chart": "ppl_widget.views.charts.charts_link:link_chart",
+    "link_dll_chart": "ppl_widget.views.charts.charts_link:link_dll_chart",
     "ReadingTimeError": "ppl_widget.core.reading.spillover:ReadingTimeError",
     "ReadingTimeWarning": "ppl_widget.core.reading.spillover:ReadingTimeWarning",
     "predictive_power": "ppl_widget.scoring.analyses.predictive_power:predictive_power",
@@ -68,6 +73,10 @@ _LAZY = {
     "Explanation": "ppl_widget.core.explain.explanation:Explanation",
     "ExplainProgress": "ppl_widget.core.explain.explanation:ExplainProgress",
     "ExplainError": "ppl_widget.core.explain.target:ExplainError",
+    "load_meco": "ppl_widget.scoring.datasets:load_meco",
+    "load_xlang": "ppl_widget.scoring.datasets:load_xlang",
+    "meco_published": "ppl_widget.scoring.datasets:meco_published",
+    "ReadingDataError": "ppl_widget.scoring.datasets:ReadingDataError",
 }
 
 __all__ = [
@@ -77,7 +86,8 @@ __all__ = [
 
 
 #: sub-modules reachable as attributes (``ppl_widget.charts``), imported on first use
-_LAZY_MODULES = {"charts": "ppl_widget.views.charts.charts"}
+_LAZY_MODULES = {"charts": "ppl_widget.views.charts.charts",
+                 "datasets": "ppl_widget.scoring.datasets"}
 
 # The views' work that core objects offer (core/providers.py): the core never imports a
 # view; these references are imported the first time they are asked for.

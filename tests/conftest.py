@@ -9,6 +9,12 @@ import pytest
 
 # no test may reach a hub: fail fast instead of retrying for half a minute
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
+# the reading-time data: the shared copy beside the repository (tests/meco_data.py), for
+# the tests and the notebooks they run (their kernels inherit it); nothing is downloaded
+_SHARED_DATA = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                            os.pardir, "shared", "data")
+if not os.environ.get("PPL_WIDGET_DATA") and os.path.isdir(_SHARED_DATA):
+    os.environ["PPL_WIDGET_DATA"] = os.path.normpath(_SHARED_DATA)
 
 CORPUS = [
     "The quick brown fox jumps over the lazy dog.",

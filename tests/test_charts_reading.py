@@ -109,11 +109,29 @@ def test_linking_chart_one_series_per_model_in_nats():
         linking_chart(frame, rt="nope")
 
 
+def test_linking_chart_says_which_words_it_draws_and_how_many_the_regression_used():
+    frame = per_word(n=200)
+    frame["delta_ll"] = np.where(np.arange(200) % 20 < 2, np.nan, 0.01)  # 20 left out
+    sub = " ".join(linking_chart(frame, bins=5).to_dict()["title"]["subtitle"])
+    assert "every word with a reading time and a surprisal" in sub
+    assert "200 words (ΔLL's regression: 180)" in sub
+    spec = linking_chart(frame, bins=5, rows="regression").to_dict()
+    sub = " ".join(spec["title"]["subtitle"])
+    assert "those ΔLL's regression used" in sub and "180 words" in sub
+    means = next(v for v in spec["datasets"].values() if v and "mean" in v[0])
+    assert sum(r["n"] for r in means) == 180
+    with pytest.raises(ValueError, match=r"rows must be one of \['all', 'regression'\]"):
+        linking_chart(frame, rows="used")
+    with pytest.raises(ValueError, match="rows='regression' needs the frame's delta_ll"):
+        linking_chart(frame.drop(columns="delta_ll"), rows="regression")
+
+
 @pytest.mark.parametrize("theme", [None, "dark"])
 def test_quality_power_chart_from_published_points(theme):
     chart = quality_power_chart(POINTS)
     sg = scene(chart, theme)
-    assert [t["text"] for t in items(sg, "text", "legend-label")] == ["ee", "tr"]
+    assert [t["text"] for t in items(sg, "text", "legend-label")] == ["Estonian", "Turkish"]
+    assert [t["text"] for t in items(sg, "text", "legend-title")] == ["language"]
     assert all(t.get("opacity", 1) > 0 for t in items(sg, "text", "legend-label"))
     assert len(items(sg, "symbol", "mark")) == len(POINTS)
     intervals = [r for r in items(sg, "rule", "mark") if "y2" in r]
@@ -141,13 +159,17 @@ def test_quality_power_chart_from_predictive_power_table():
                           "ci_high": [0.02, 0.01], "mean_surprisal_bits": [7.5, 10.2]})
     sg = scene(quality_power_chart(table))
     assert len(items(sg, "symbol", "mark")) == 2
-    # one line: each point named by its colour in the legend
+    # unrelated models: no line between them; each point named by its colour in the legend
+    assert items(sg, "line", "mark") == []
     assert [t["text"] for t in items(sg, "text", "legend-label")] == ["smollm2", "bigram"]
+    # a family of models (sizes of one kind) may be joined on request
+    joined = scene(quality_power_chart(table, line=True))
+    assert len(items(joined, "line", "mark")) == 2  # one line mark through both points
 
 
 def test_quality_power_chart_straight_from_published_json():
     published = json.loads((meco_dir() / "published.json").read_text())
     sg = scene(quality_power_chart(published))
     assert sorted(t["text"] for t in items(sg, "text", "legend-label")) == [
-        "ee", "en", "fi", "ko", "tr"]
+        "English", "Estonian", "Finnish", "Korean", "Turkish"]
     assert len(items(sg, "symbol", "mark")) == 120

@@ -23,7 +23,7 @@ def test_the_course_notebooks_are_all_here():
     assert {"quickstart", "sliding_windows", "comparing_tokenizers", "unigram_normalized",
             "from_bits_to_perplexity", "reading_times", "minimal_pairs",
             "context_and_chat", "where_quantization_hurts",
-            "three_perplexities", "reading_times_meco",
+            "three_perplexities", "reading_times_meco", "reading_times_link",
             "what_makes_a_word_predictable"} <= names
 
 

@@ -68,3 +68,44 @@ def test_bad_columns_fail_before_the_model_loads(tmp_path, capsys, args, message
     assert code == 2
     assert err.startswith("ppl-widget: error: ") and re.search(message, err), err
     assert "nonexistent" not in err  # the model was never looked for
+
+
+def test_reading_prints_the_folds_it_used_and_says_when_group_gives_fewer(tmp_path, capsys,
+                                                                           tiny_gpt2_dir):
+    path, words_csv = tmp_path / "rt.csv", tmp_path / "w.csv"
+    write_table(path)  # three texts
+    code = main(["reading", str(path), "--rt", "gaze_rt", "--by", "text", "--model",
+                 tiny_gpt2_dir, "--device", "cpu", "--per-word", str(words_csv)])
+    _, err = capsys.readouterr()
+    assert code == 0, err
+    assert "3 folds by group, spillover 2" in err and "10 folds" not in err
+    assert "--folds 10 asked, 3 used: --fold-by group keeps each text whole" in err
+    per_word = pd.read_csv(words_csv, keep_default_na=False)
+    assert sorted(set(per_word["fold"].astype(str)) - {""}) == ["1", "2", "3"]
+
+
+def test_reading_table_errors_speak_of_a_reading_table_and_suggest_word(tmp_path, capsys):
+    path = tmp_path / "rt.csv"
+    pd.DataFrame({"text": [1, 1], "ia": ["The", "cat"], "gaze_rt": [200, 210]}).to_csv(
+        path, index=False)
+    code = main(["reading", str(path), "--rt", "gaze_rt", "--model", "/nonexistent/model"])
+    _, err = capsys.readouterr()
+    assert code == 2
+    assert "has no 'word' column (its header: text, ia, gaze_rt); a reading table has one " \
+           "row per word shown: name the column holding the words with --word COL" in err
+    assert "word list" not in err
+    empty = tmp_path / "empty.csv"
+    empty.write_text("")
+    assert main(["reading", str(empty), "--rt", "gaze_rt", "--model", "/nonexistent/m"]) == 2
+    _, err = capsys.readouterr()
+    assert "is empty: a reading table needs a header row" in err and "word list" not in err
+
+
+def test_reading_reads_the_word_column_that_word_names(tmp_path, capsys, tiny_gpt2_dir):
+    path = tmp_path / "rt.csv"
+    frame = write_table(path).rename(columns={"word": "ia"})
+    frame.to_csv(path, index=False, na_rep="NA")
+    code = main(["reading", str(path), "--rt", "gaze_rt", "--word", "ia", "--by", "text",
+                 "--folds", "3", "--model", tiny_gpt2_dir, "--device", "cpu"])
+    _, err = capsys.readouterr()
+    assert code == 0, err

@@ -101,3 +101,38 @@ def test_static_page_keeps_markup_as_text(tmp_path):
     bundle = w._repr_mimebundle_()
     data = bundle[0] if isinstance(bundle, tuple) else bundle
     assert "pplw-static" in data["text/html"]  # notebook fallback for nbconvert
+
+
+def test_predictive_powers_per_word_frame_is_shown_per_text_with_its_delta_ll():
+    """show_reading(per_word) on predictive_power's own per-word frame: one block per text
+    (the ``by`` column travels on the frame's attrs), each word's ΔLL sent for the text's
+    mean, the tooltip's frequency named Zipf, the note naming the rows the ΔLL used."""
+    pytest.importorskip("wordfreq")
+    from ppl_widget import NGramModel, predictive_power
+
+    texts = ["the cat sat on the mat and the dog sat on the log",
+             "a bird sang in the tree while the cat slept on the warm mat",
+             "the old man read the paper and the young girl read a book",
+             "rain fell on the roof as the family ate dinner in the kitchen"]
+    rows = [(t, w) for t, s in enumerate(texts, start=11) for w in s.split()]
+    table = pd.DataFrame(rows, columns=["story", "word"])
+    table["gaze"] = 200 + 8 * table["word"].str.len() \
+        + np.random.default_rng(0).normal(0, 10, len(table))
+    bigram = NGramModel(2, "kneser-ney").fit(texts)
+    out = predictive_power(table, {"bi": bigram}, rt="gaze", by="story", folds=4)
+    per_word = out.attrs["per_word"]
+    assert per_word.attrs["by"] == ["story"] and per_word.attrs["frequency_scale"] == "Zipf"
+    w = show_reading(per_word)
+    assert w.groups == ["11", "12", "13", "14"]
+    assert w.data["group"] == [g - 11 for g in table["story"]]
+    assert w.frequency_name == "Zipf frequency"
+    dll = per_word["delta_ll"]
+    assert w.data["delta_ll"] == [None if math.isnan(v) else v for v in dll]
+    n, dropped = int(dll.notna().sum()), int(dll.isna().sum())
+    assert n == out.loc[0, "n"] and dropped == 2 * len(texts)  # two words before each
+    assert f"over the {n:,} words in the regression ({dropped:,} left out" in w.note
+    assert f"ΔLL {out.loc[0, 'delta_ll']:.4f} nats/word" in w.note
+    assert show_reading(per_word, frequency_name="log freq").frequency_name == "log freq"
+    plain = per_word.copy()
+    plain.attrs = {}  # a frame without predictive_power's attrs: the column's own name
+    assert show_reading(plain).frequency_name == "frequency" and show_reading(plain).note == ""

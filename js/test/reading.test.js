@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 
 import { binFor, GAIN_HALF, NBINS } from "../src/colors.js";
-import { BAR_FLOOR, barFraction, groupRuns, num, quantile, readingLegend, scales, wordBin, wordDetails } from "../src/reading/data.js";
+import { BAR_FLOOR, barFraction, groupRuns, nats, num, quantile, readingLegend, scales, textDeltaLL, textHeading, wordBin, wordDetails } from "../src/reading/data.js";
 
 const data = {
   word: ["The", "<b>old</b>", "man", "the", "boat."],
@@ -13,6 +13,7 @@ const data = {
   length: [3, 3, 3, 3, 4],
   predicted: [null, 350, 300, 310, 260],
   residual: [null, 50, null, -10, -10],
+  delta_ll: [null, 0.02, -0.01, 0.5, "Infinity"],
 };
 const groups = ["a", "b"];
 
@@ -73,4 +74,15 @@ test("texts are runs of the group column; legends in ms", () => {
   assert.deepEqual(readingLegend("rt", sc, "gaze_rt").ticks.map((t) => t.label), ["≤200 ms", "300 ms", "≥400 ms"]);
   assert.match(readingLegend("residual", sc).title, /faster than predicted/);
   assert.equal(readingLegend("surprisal", sc), null);
+});
+
+test("each text's ΔLL: the mean over its words in the regression, beside its heading", () => {
+  assert.deepEqual(textDeltaLL(data, 0, 3), { used: 2, mean: 0.005 });
+  assert.deepEqual(textDeltaLL(data, 3, 5), { used: 1, mean: 0.5 }); // infinite: not averaged
+  assert.deepEqual(textDeltaLL({ word: ["a"] }, 0, 1), { used: 0, mean: null });
+  assert.deepEqual(textHeading("3", 180, { used: 178, mean: 0.0123 }), ["text 3 · 180 words", "ΔLL +0.0123 nats/word over its 178 words in the regression"]);
+  assert.deepEqual(textHeading("1", 2107, { used: 0, mean: null }), ["text 1 · 2,107 words", ""]);
+  assert.equal(nats(-0.00012), "−0.0001 nats"); // the typographic minus of fmtFixed
+  assert.equal(wordDetails(data, groups, 1).deltaLL, 0.02);
+  assert.equal(wordDetails(data, groups, 0).deltaLL, null);
 });

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, TextIO
 from ..core.reading.fold_layout import FOLD_LAYOUTS
 from .load_bar import load_with_bar
 from .options import add_score_options, check_counts, count
-from .words import read_word_list
+from .words import read_rows
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -61,14 +61,17 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(top_k=0)  # no alternatives kept: check_counts reads it
 
 
-def read_reading_table(path: str, numeric: list[str]) -> pd.DataFrame:
+def read_reading_table(path: str, numeric: list[str], word: str = "word") -> pd.DataFrame:
     """The table as written (words stay words), the ``numeric`` columns as numbers:
     missing spellings (NA, empty, ...) become NaN; any other non-number is an error naming
-    its line."""
+    its line. ``word``: the column of the words shown (``--word``)."""
     import numpy as np
     import pandas as pd
 
-    frame = read_word_list(path)
+    frame = read_rows(path, word, empty="a reading table needs a header row naming its "
+                      "columns (one row per word shown, in reading order)",
+                      missing="a reading table has one row per word shown: name the column "
+                      "holding the words with --word COL")
     for name in numeric:
         if name not in frame.columns:
             continue  # check_reading_table names the missing column
@@ -92,7 +95,7 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         raise ValueError("reading scores every token of every word: --no-prefix would leave "
                          "the first word's first token unscored")
     names = [n for n in baseline_names(args.baseline) if n not in COMPUTED]
-    frame = read_reading_table(args.file, args.rt + names)
+    frame = read_reading_table(args.file, args.rt + names, args.word)
     check_reading_table(frame, rt=args.rt, word=args.word, by=args.by,
                         baseline=args.baseline, rt_word=args.rt_word)
     lm = load_with_bar(args, err)
@@ -112,7 +115,14 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if args.per_word:
         table.attrs["per_word"].to_csv(args.per_word, index=False)
     settings = table.attrs["settings"]
-    err.write(f"ΔLL in nats per word; {settings['folds']} folds by {settings['fold_by']}, "
-              f"spillover {settings['spillover']}, baseline {'+'.join(settings['baseline'])}"
-              + (f" -> {args.out}" if args.out else "") + "\n")
+    used = sorted({r.settings["folds"] for r in table.attrs["results"].values()})
+    err.write(f"ΔLL in nats per word; {' or '.join(map(str, used))} folds by "
+              f"{settings['fold_by']}, spillover {settings['spillover']}, baseline "
+              f"{'+'.join(settings['baseline'])}" + (f" -> {args.out}" if args.out else "")
+              + "\n")
+    if max(used) < args.folds:
+        err.write(f"ppl-widget: note: --folds {args.folds} asked, {max(used)} used: "
+                  "--fold-by group keeps each text whole in one fold, so there are no more "
+                  "folds than texts with usable rows (more texts, or --fold-by contiguous, "
+                  "give more folds)\n")
     return 0

@@ -37,6 +37,14 @@ def read_word_list(path: str) -> pd.DataFrame:
     """Every cell as its text (``'NA'``, ``'null'`` and ``'1990'`` stay words); rows are
     labelled by their line in the file (the header is line 1).  A row whose field count
     is not the header's is an error (pandas would shift or drop its cells)."""
+    return read_rows(path, "word", empty="a word list needs a header with a 'word' column",
+                     missing="a word list has one word a row in a column named 'word'")
+
+
+def read_rows(path: str, word: str, *, empty: str, missing: str) -> pd.DataFrame:
+    """The CSV (or .tsv) file's cells as text, rows labelled by their line; ``empty`` and
+    ``missing`` say what the file should hold when it is empty or lacks the ``word``
+    column (each command names its own kind of table)."""
     import csv
 
     import pandas as pd
@@ -45,10 +53,10 @@ def read_word_list(path: str) -> pd.DataFrame:
         reader = csv.reader(f, delimiter="\t" if path.lower().endswith(".tsv") else ",")
         header = next(reader, None)
         if header is None:
-            raise ValueError(f"{path} is empty: a word list needs a header with a 'word' column")
-        if "word" not in header:
-            raise ValueError(f"{path} has no 'word' column (its header: {', '.join(header)}); "
-                             "a word list has one word a row in a column named 'word'")
+            raise ValueError(f"{path} is empty: {empty}")
+        if word not in header:
+            raise ValueError(f"{path} has no {word!r} column (its header: {', '.join(header)}); "
+                             f"{missing}")
         rows, lines = [], []
         for row in reader:
             if not row:

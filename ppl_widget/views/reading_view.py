@@ -30,7 +30,7 @@ COLOR_BY = ("surprisal", "rt", "residual")
 #: (``predictive_power``'s per-word frame).
 COLUMNS = {"word": "word", "rt": "rt_value", "surprisal": "surprisal_bits",
            "frequency": "frequency", "length": "length", "predicted": "rt_predicted",
-           "residual": "rt_residual"}
+           "residual": "rt_residual", "delta_ll": "delta_ll"}
 _OWN_TRAITS = ("data", "groups", "n_total", "color_by", "surprisal_unit", "rt_name",
                "frequency_name", "note")
 
@@ -43,6 +43,8 @@ class ReadingWidget(StaticPageOutput, anywidget.AnyWidget):
     _css = bundle_text("widget.css") + "\n" + bundle_text("reading.css")
 
     data = traitlets.Dict().tag(sync=True)  # columns: word, group, rt, surprisal (nats), ...
+    # (delta_ll: each word's gain in held-out log-likelihood, nats; the view averages it
+    # per text)
     groups = traitlets.List(traitlets.Unicode()).tag(sync=True)  # the texts' labels
     n_total = traitlets.Int(0).tag(sync=True)  # words in the frame (more than shown: limit)
     color_by = traitlets.Enum(COLOR_BY, "surprisal").tag(sync=True)
@@ -69,7 +71,8 @@ def show_reading(per_word: pd.DataFrame, *, model: Any = None, rt: str | None = 
                  by: str | Sequence[str] | None = None,
                  columns: Mapping[str, str] | None = None, surprisal_in: str | None = None,
                  color_by: str = "surprisal", surprisal_unit: str = "bits",
-                 note: str | None = None, limit: int = MAX_WORDS) -> ReadingWidget:
+                 note: str | None = None, frequency_name: str | None = None,
+                 limit: int = MAX_WORDS) -> ReadingWidget:
     """The reading view of one model's and one RT measure's words.
 
     ``per_word``: ``predictive_power(...).attrs["per_word"]`` (then ``model`` and ``rt``
@@ -78,10 +81,14 @@ def show_reading(per_word: pd.DataFrame, *, model: Any = None, rt: str | None = 
     ``attrs["by"]``; none: one text).  ``columns``: the frame's column for each of
     ``word``, ``rt``, ``surprisal``, ``frequency``, ``length``, ``predicted``, ``residual``
     where it differs from ``COLUMNS`` (``surprisal``: also score_words' ``surprisal``
-    column; ``residual`` is RT - predicted when the frame has none).  ``surprisal_in``:
+    column; ``residual`` is RT - predicted when the frame has none; ``delta_ll``: each
+    word's ΔLL, averaged per text beside it).  ``surprisal_in``:
     the surprisal column's unit, ``"bits"`` or ``"nats"`` (default: bits for a name
     ending in ``_bits``, nats for ``surprisal``, as ``score_words`` gives it).
-    ``color_by``: ``"surprisal"``, ``"rt"`` or ``"residual"``.
+    ``color_by``: ``"surprisal"``, ``"rt"`` or ``"residual"``. ``frequency_name``: the
+    tooltip's name of the frequency (default ``"Zipf frequency"`` when the frame's
+    ``attrs["frequency_scale"]`` says so, as ``predictive_power``'s does, else the
+    column's name).
     """
     if not isinstance(per_word, pd.DataFrame):
         raise TypeError(f"per_word must be a DataFrame, got {type(per_word).__name__}")
@@ -101,13 +108,17 @@ def show_reading(per_word: pd.DataFrame, *, model: Any = None, rt: str | None = 
     data, groups = reading_state(frame.head(limit), cols, by_cols,
                                  surprisal_factor(cols["surprisal"], surprisal_in))
     if note is None:
-        note = _delta_ll_note(per_word.attrs.get("results"), chosen)
+        note = _delta_ll_note(per_word.attrs.get("delta_ll", per_word.attrs.get("results")),
+                              chosen)
+    if frequency_name is None:
+        frequency_name = ("Zipf frequency" if per_word.attrs.get("frequency_scale") == "Zipf"
+                          and cols["frequency"] == COLUMNS["frequency"] else cols["frequency"])
     # the measure's name (gaze_rt, ...), else the frame's own column name if it chose one
     rt_name = chosen[1] if chosen[1] is not None else (
         cols["rt"] if cols["rt"] != COLUMNS["rt"] else "reading time")
     return ReadingWidget(data=data, groups=groups, n_total=len(frame), color_by=color_by,
                          surprisal_unit=surprisal_unit, rt_name=str(rt_name),
-                         frequency_name=str(cols["frequency"]), note=note)
+                         frequency_name=str(frequency_name), note=note)
 
 
 def _one_model_and_measure(frame: pd.DataFrame, model: Any,
@@ -176,7 +187,7 @@ def reading_state(frame: pd.DataFrame, cols: Mapping[str, str], by: Sequence[str
 
     data = {"word": ["" if pd.isna(w) else str(w) for w in frame[cols["word"]]],
             "group": [index[g] for g in labels],
-            **{f: numbers(f) for f in ("rt", "frequency", "length", "predicted")},
+            **{f: numbers(f) for f in ("rt", "frequency", "length", "predicted", "delta_ll")},
             "surprisal": numbers("surprisal", to_nats)}
     if cols["residual"] in frame.columns:
         data["residual"] = numbers("residual")
@@ -188,11 +199,18 @@ def reading_state(frame: pd.DataFrame, cols: Mapping[str, str], by: Sequence[str
 
 
 def _delta_ll_note(results: Any, chosen: tuple[Any, Any]) -> str:
-    """"ΔLL = ... nats/word (95% CI ...), n words" of the chosen model and measure, when the
-    frame carries ``predictive_power``'s results."""
+    """"ΔLL = ... nats/word (95% CI ...) over the n words in the regression" of the chosen
+    model and measure, when the frame carries ``predictive_power``'s numbers (its per-word
+    frame's ``attrs["delta_ll"]``: plain numbers; or ``DeltaLL`` results)."""
     if not isinstance(results, Mapping) or chosen not in results:
         return ""
     r = results[chosen]
-    low, high = r.ci()
-    return (f"{chosen[0]}: ΔLL {r.mean:.4f} nats/word (95% CI {low:.4f} to {high:.4f}), "
-            f"{r.n:,} words")
+    if isinstance(r, Mapping):
+        mean, low, high, n, dropped = (r["delta_ll"], r["ci_low"], r["ci_high"], r["n"],
+                                       r.get("n_dropped"))
+    else:
+        (low, high), mean, n, dropped = r.ci(), r.mean, r.n, len(r.dropped)
+    rest = (f" ({dropped:,} left out: no reading time, a missing value, or too few words "
+            "before them in their text)") if dropped else ""
+    return (f"{chosen[0]}: ΔLL {mean:.4f} nats/word (95% CI {low:.4f} to {high:.4f}) over "
+            f"the {n:,} words in the regression{rest}")

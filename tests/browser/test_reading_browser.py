@@ -106,3 +106,58 @@ def test_reading_view_offline(offline, tmp_path):  # noqa: F811
     root.screenshot(path=str(ARTIFACTS / "reading-view-dark-residual.png"))
     offline.emulate_media(color_scheme="light")
     assert not offline.errors and not offline.attempted
+
+
+def test_reading_view_of_predictive_powers_frame_per_text(offline, tmp_path):  # noqa: F811
+    """MECO English through predictive_power (a word bigram): show_reading(per_word) shows
+    the 12 texts as 12 blocks, each headed with its word count and its ΔLL, the tooltip
+    placing the word in its text and naming the frequency Zipf."""
+    pytest.importorskip("wordfreq")
+    from meco_data import meco_dir
+
+    from ppl_widget import NGramModel, load_meco, predictive_power, show_reading
+
+    meco_dir()  # skip (fail under CI) without the data
+    en = load_meco("en")
+    reading = en[en["model"] == "taint_none"].drop(columns=["model", "surp", "renyi"])
+    reading = reading.reset_index(drop=True)
+    texts = [" ".join(g["word.x"]) for _, g in reading.groupby("sample_id")]
+    with pytest.warns(UserWarning, match="differs from"):  # text 3's shifted labels
+        table = predictive_power(reading, {"bigram": NGramModel(2, "kneser-ney").fit(texts)},
+                                 rt="gaze_rt", word="word.x", by="sample_id",
+                                 baseline=["freq", "len"], fold_by="contiguous")
+    per_word = table.attrs["per_word"]
+    path = tmp_path / "meco.html"
+    show_reading(per_word).to_html(path)
+    offline.goto(path.as_uri())
+    root = offline.locator(".pplr-root")
+    root.wait_for(timeout=20_000)
+    sizes = reading.groupby("sample_id", sort=False).size()
+    heads = root.locator(".pplr-head").all_inner_texts()
+    assert len(heads) == 12 == root.locator(".pplr-text").count()
+    for head, (text, n) in zip(heads, sizes.items(), strict=True):
+        dll = per_word.loc[per_word["sample_id"] == text, "delta_ll"]
+        assert head.startswith(f"text {text} · {n:,} words"), head
+        assert f"ΔLL {'+' if dll.mean() > 0 else '−'}{abs(dll.mean()):.4f} nats/word over " \
+               f"its {dll.notna().sum():,} words in the regression" in head, head
+    summary = root.locator(".pplr-summary").inner_text()
+    n = int(table.loc[0, "n"])
+    assert f"{len(reading):,} words" in summary and f"over the {n:,} words in the " \
+        f"regression ({len(reading) - n:,} left out" in summary
+    ARTIFACTS.mkdir(exist_ok=True)
+    root.screenshot(path=str(ARTIFACTS / "reading-view-meco.png"))
+    third = int(sizes.iloc[:2].sum()) + 11  # text 3, word 12
+    root.locator(".pplr-word").nth(third).hover()
+    tip = root.locator(".pplw-tooltip")
+    tip.wait_for(state="visible")
+    text = tip.inner_text()
+    assert f"text 3 · word 12 of {sizes.iloc[2]:,}" in text and "Zipf frequency" in text
+    assert "ΔLL of the word" in text
+    root.screenshot(path=str(ARTIFACTS / "reading-view-meco-tooltip.png"))
+    offline.emulate_media(color_scheme="dark")
+    offline.wait_for_function(
+        "() => document.querySelector('.pplr-root').classList.contains('pplw-dark')")
+    root.locator(".pplr-word").nth(third).hover()
+    root.screenshot(path=str(ARTIFACTS / "reading-view-meco-dark.png"))
+    offline.emulate_media(color_scheme="light")
+    assert not offline.errors and not offline.attempted

@@ -1,12 +1,14 @@
 // The reading view's data rules.  Pure: no DOM.
 //
 // The payload (ppl_widget/views/reading_view.py) is columnar: data = {word, group, rt,
-// surprisal (nats), frequency, length, predicted, residual}, one entry per word in
-// reading order, null where a value is missing; groups = the texts' labels (group[i]
+// surprisal (nats), frequency, length, predicted, residual, delta_ll}, one entry per word
+// in reading order, null where a value is missing; groups = the texts' labels (group[i]
 // indexes it).  Reading times, predictions and residuals are in ms; residual = rt -
-// predicted (positive: read slower than the regression predicted).
+// predicted (positive: read slower than the regression predicted); delta_ll: the word's
+// gain in held-out log-likelihood (nats), null for a word left out of the regression.
 
 import { binFor, binOfT, GAIN_BINS, GAIN_HALF } from "../colors.js";
+import { fmtFixed, fmtInt, MISSING } from "../format.js";
 
 export const COLOR_BY = Object.freeze({
   surprisal: "surprisal",
@@ -123,7 +125,24 @@ export function wordDetails(data, groups, i) {
     length: get("length"),
     predicted: get("predicted"),
     residual: get("residual"),
+    deltaLL: get("delta_ll"),
   };
+}
+
+/** The ΔLL of a text's words [start, end): the mean over the words in the regression
+ * (`used` of them; mean null when none has one). */
+export function textDeltaLL(data, start, end) {
+  const v = (data && data.delta_ll) || [];
+  let used = 0;
+  let sum = 0;
+  for (let i = start; i < end; i++) {
+    const x = num(v[i]);
+    if (x != null && Number.isFinite(x)) {
+      used++;
+      sum += x;
+    }
+  }
+  return { used, mean: used ? sum / used : null };
 }
 
 /** [[start, end), ...] of each text's words in the data (consecutive runs of `group`). */
@@ -139,4 +158,15 @@ export function groupRuns(data) {
     }
   }
   return runs;
+}
+
+/** A signed ΔLL in nats ("+0.0123 nats"). */
+export const nats = (x) => (x == null ? MISSING : `${x > 0 ? "+" : ""}${fmtFixed(x, 4)} nats`);
+
+/** A text's heading: "text 3 · 180 words", and (when its words carry a ΔLL) the text's
+ * ΔLL beside it; "" when none does. */
+export function textHeading(label, n, dll) {
+  const head = `text ${label} · ${fmtInt(n)} words`;
+  if (dll.mean == null) return [head, ""];
+  return [head, `ΔLL ${nats(dll.mean)}/word over its ${fmtInt(dll.used)} words in the regression`];
 }

@@ -13,10 +13,11 @@ import { ModelListeners } from "../lifecycle.js";
 import { followTheme, setPaletteVars } from "../theme.js";
 import { fmtSurprisal, Tooltip } from "../tooltip.js";
 import { asUnit, unitSelect } from "../units.js";
-import { barFraction, COLOR_BY, groupRuns, readingLegend, scales, wordBin, wordDetails } from "./data.js";
+import { barFraction, COLOR_BY, groupRuns, nats, readingLegend, scales, textDeltaLL, textHeading, wordBin, wordDetails } from "./data.js";
 
 const ms = (x) => (x == null ? MISSING : `${fmtFixed(x, 0)} ms`);
 const signedMs = (x) => (x == null ? MISSING : `${x > 0 ? "+" : ""}${fmtFixed(x, 0)} ms`);
+
 
 export class ReadingView {
   constructor(model, el) {
@@ -106,7 +107,9 @@ export class ReadingView {
         this.items.push(w);
         words.append(w, " ");
       }
-      frag.append(h("section", { class: "pplr-text", attrs: { "aria-label": `text ${label}` } }, h("div", { class: "pplr-head", text: `text ${label} · ${fmtInt(end - start)} words` }), words));
+      const [head, dll] = textHeading(label, end - start, textDeltaLL(this.data, start, end));
+      const heading = h("div", { class: "pplr-head" }, h("span", { text: head }), dll ? h("span", { class: "pplr-dll", text: dll }) : null);
+      frag.append(h("section", { class: "pplr-text", attrs: { "aria-label": `text ${label}` } }, heading, words));
     }
     this.list.replaceChildren(frag);
     this._recolour();
@@ -155,6 +158,7 @@ export class ReadingView {
       ...row("length", d.length == null ? MISSING : `${fmtInt(d.length)} characters`),
       ...row("predicted", ms(d.predicted)),
       ...row("residual", signedMs(d.residual)),
+      ...(d.deltaLL == null ? [] : row("ΔLL of the word", nats(d.deltaLL))),
     ];
     return [
       h("div", { class: "pplw-tt-head" }, h("span", { class: "pplw-tt-token", text: displayToken(d.word) }), h("span", { class: "pplw-tt-meta", text: `text ${d.group} · word ${fmtInt(d.position + 1)} of ${fmtInt(d.nInGroup)}` })),

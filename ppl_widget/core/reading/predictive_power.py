@@ -21,9 +21,10 @@ from .fold_layout import FoldBy, lay_folds
 from .gam.formula import is_smooth_term
 from .gam.reading import edf_summary, gam_delta_parts
 from .held_out_ll import check_fold_sizes, check_full_rank, design_matrix, held_out_log_density
+from .permutation import PermutationTest, check_resamples, sign_flip_test
 from .spillover import ReadingTimeError, as_names, build_design, check_columns, lag_name
 
-__all__ = ["DeltaLL", "PairedDifference", "ReadingTimeError", "delta_ll"]
+__all__ = ["DeltaLL", "PairedDifference", "PermutationTest", "ReadingTimeError", "delta_ll"]
 
 
 def _z(level: float) -> float:
@@ -41,26 +42,48 @@ def _mean_se(values: np.ndarray) -> tuple[float, float]:
     return mean, se
 
 
+#: the paired tests ``DeltaLL.compare`` runs
+TESTS = ("normal", "permutation")
+
+
 @dataclass(frozen=True)
 class PairedDifference:
     """Per-word difference of two ΔLL results on the same rows (``first - second``), its
-    mean, SE and a two-sided p-value (paired test, normal approximation: n is hundreds
-    of words or more)."""
+    mean, SE and a two-sided ``p_value`` by ``test``: ``"normal"`` (the paired mean over
+    its SE against a normal: n is hundreds of words or more) or ``"permutation"`` (signs
+    of the differences flipped at random, ``permutation`` holds its resamples and seed).
+    ``p_value_normal`` is the normal approximation whichever test ran."""
 
     per_word: pd.Series
     mean: float
     se: float
     n: int
+    test: str = "normal"
+    permutation: PermutationTest | None = None
 
     @property
-    def p_value(self) -> float:
+    def p_value_normal(self) -> float:
         if not self.se > 0:
             return math.nan
         return math.erfc(abs(self.mean / self.se) / math.sqrt(2))
 
+    @property
+    def p_value(self) -> float:
+        return self.permutation.p_value if self.permutation is not None \
+            else self.p_value_normal
+
     def ci(self, level: float = 0.95) -> tuple[float, float]:
         half = _z(level) * self.se
         return self.mean - half, self.mean + half
+
+    def __repr__(self) -> str:
+        how = "normal approximation"
+        if self.permutation is not None:
+            r = self.permutation
+            how = (f"permutation, exact over {r.resamples:,} sign vectors" if r.exact else
+                   f"permutation, {r.resamples:,} random sign flips, seed {r.seed}")
+        return (f"PairedDifference(mean={self.mean:.5g}, se={self.se:.3g}, n={self.n}, "
+                f"p_value={self.p_value:.4g} ({how}))")
 
 
 @dataclass(frozen=True)
@@ -102,9 +125,18 @@ class DeltaLL:
         half = _z(level) * self.se
         return self.mean - half, self.mean + half
 
-    def compare(self, other: DeltaLL) -> PairedDifference:
+    def compare(self, other: DeltaLL, test: str = "normal", *, n: int = 10_000,
+                seed: int | None = None) -> PairedDifference:
         """This result's per-word ΔLL minus ``other``'s, on the same rows (rule: a paired
-        comparison needs the same words, so the same rows must be used by both)."""
+        comparison needs the same words, so the same rows must be used by both), with
+        the p-value of ``test``: ``"normal"`` (default) or ``"permutation"`` (``n`` random
+        sign flips drawn with ``seed``; exact when 2**words <= n)."""
+        if test not in TESTS:
+            raise ReadingTimeError(f"test must be one of {list(TESTS)}, not {test!r}")
+        if not isinstance(other, DeltaLL):
+            raise ReadingTimeError(f"compare needs another DeltaLL, not {type(other).__name__}")
+        if test == "permutation":
+            check_resamples(n)
         mine, theirs = self.per_word.index, other.per_word.index
         if not mine.equals(theirs):
             only = mine.difference(theirs).tolist()[:5] or theirs.difference(mine).tolist()[:5]
@@ -113,7 +145,10 @@ class DeltaLL:
                                    f"{len(theirs)} rows)")
         diff = self.per_word["delta_ll"] - other.per_word["delta_ll"]
         mean, se = _mean_se(diff.to_numpy())
-        return PairedDifference(per_word=diff, mean=mean, se=se, n=len(diff))
+        permutation = sign_flip_test(diff.to_numpy(), n, seed) if test == "permutation" \
+            else None
+        return PairedDifference(per_word=diff, mean=mean, se=se, n=len(diff), test=test,
+                                permutation=permutation)
 
     def __repr__(self) -> str:
         low, high = self.ci()
@@ -179,7 +214,8 @@ def delta_ll(frame: pd.DataFrame, rt: str, target: str | Sequence[str],
                              "rt_residual": design.y - full.predicted},
                             index=frame.index[design.keep])
     settings = {"rt": rt, "target": target, "baseline": baseline, "spillover": spillover,
-                "by": by_names, "folds": int(fold.max()), "fold_by": fold_by, "seed": seed,
+                "by": by_names, "folds": int(fold.max()), "folds_asked": folds,
+                "fold_by": fold_by, "seed": seed,
                 "predictors_baseline": names_base, "predictors_target": names_target,
                 "n_dropped": len(design.dropped)}
     return DeltaLL(per_word=per_word, dropped=design.dropped, settings=settings)

@@ -76,14 +76,32 @@ def predictive_power(reading: pd.DataFrame, models: Any, *, rt: str | Sequence[s
             rows.append(_tidy_row(label, measure, result, table))
             per_word.append(_per_word(label, measure, result, table, reading, spec))
     out = pd.DataFrame(rows, columns=TIDY_COLUMNS)
-    out.attrs.update(per_word=pd.concat(per_word, ignore_index=True), results=results,
-                     by=spec.by or [], settings={"spillover": spillover, "folds": folds,
-                                                 "fold_by": fold_by, "seed": seed,
-                                                 "baseline": spec.baseline,
-                                                 "computed": spec.computed,
-                                                 "bow_correction": bow_correction,
-                                                 "language": language})
+    settings = {"spillover": spillover, "folds": folds, "fold_by": fold_by, "seed": seed,
+                "baseline": spec.baseline, "computed": spec.computed,
+                "bow_correction": bow_correction, "language": language}
+    words = pd.concat(per_word, ignore_index=True)
+    # what the reading view and the charts need, on the frame they read (plain numbers:
+    # pandas deep-copies attrs on every operation)
+    words.attrs.update(by=spec.by or [], settings=settings,
+                       frequency_scale=_frequency_scale(table, spec),
+                       delta_ll={key: summary(r) for key, r in results.items()})
+    out.attrs.update(per_word=words, results=results, by=spec.by or [], settings=settings)
     return out
+
+
+def summary(result: DeltaLL) -> dict[str, float | int]:
+    """A ΔLL result's numbers as plain values: mean, its 95% interval, the words used and
+    dropped."""
+    low, high = result.ci()
+    return {"delta_ll": result.mean, "ci_low": low, "ci_high": high, "n": result.n,
+            "n_dropped": len(result.dropped)}
+
+
+def _frequency_scale(table: pd.DataFrame, spec: ReadingSpec) -> str | None:
+    """``"Zipf"`` when the per-word ``frequency`` is wordfreq's (computed), else None (the
+    table's own column, on a scale only its owner knows)."""
+    own = "frequency" in spec.baseline and "frequency" not in spec.computed
+    return None if own or table["frequency"].isna().all() else "Zipf"
 
 
 def _labelled(models: Any) -> list[tuple[str | None, Any]]:
