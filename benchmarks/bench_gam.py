@@ -4,7 +4,7 @@ smooths, + linear surprisal, + s() of surprisal) for one language and model, 10 
 machine, R's time measured inside R around the fits (no start-up). Prints both times and
 the ratio (wall clock and CPU); the target is at most 3x mgcv.
 
-    PYTHONPATH=. PPL_WIDGET_XLANG_DATA=../shared/data/xlang \
+    PYTHONPATH=. PPL_WIDGET_DATA=../shared/data \
         python benchmarks/bench_gam.py [LANG] [MODEL]
 """
 

@@ -20,7 +20,7 @@ import pandas as pd
 
 HERE = pathlib.Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
-ENV = "PPL_WIDGET_XLANG_DATA"
+ENV = "PPL_WIDGET_DATA"
 LANGS = ["du", "en", "fi", "ge", "gr", "he", "it", "ko", "ru", "sp", "tr"]
 MODELS = ["mgpt_sc", "mgpt_lc", "monot_30m", "monot_all"]
 TE = ["te(freq, len, bs='cr')", "te(prev_freq, prev_len, bs='cr')"]
@@ -29,7 +29,9 @@ TARGETS = {"linear": ["surp", "prev_surp"],
 
 
 def xlang_dir() -> pathlib.Path:
-    return pathlib.Path(os.environ[ENV]) if os.environ.get(ENV) else \
+    """The xlang folder: in ``$PPL_WIDGET_DATA`` (the one variable the data loaders read),
+    else the shared copy beside the checkout."""
+    return pathlib.Path(os.environ[ENV]) / "xlang" if os.environ.get(ENV) else \
         ROOT.parent / "shared" / "data" / "xlang"
 
 
