@@ -258,3 +258,20 @@ def test_explain_on_the_default_model_end_to_end(default_lm):
     e, err = _check(default_lm, text, word=word, unit="word",
                     max_length=r.settings["max_length"], stride=r.settings["stride"])
     assert err < TOL
+
+
+def test_prefix_every_window_reads_the_prefix_and_is_never_a_unit(tiny_llama):
+    kw = {"max_length": 32, "stride": 16, "prefix_every_window": True}
+    r = score(LONG, tiny_llama, **kw)
+    e = explain(LONG, tiny_llama, token=-1, unit="token", **kw)
+    assert abs(e.target_surprisal_nats - r.surprisal[-1]) < TOL
+    assert e.context_tokens == r.context_length[-1] - 1  # the prefix counts there, not here
+    seq, _ = ref_layout(tiny_llama, LONG)
+    p = len(seq) - 1
+    reads = [0] + list(range(p - e.context_tokens, p + 1))
+    base = ref_nll(tiny_llama.model, [seq[q] for q in reads], 1)
+    want = [ref_nll(tiny_llama.model, [seq[q] for q in reads if q != d], 1) - base
+            for d in reads[1:-1]]
+    assert np.abs(e.delta_nats - np.array(want)).max() < TOL
+    curve = context_curve(LONG, tiny_llama, token=-1, **kw)
+    assert curve.context_tokens.iloc[0] == 0
