@@ -35,7 +35,8 @@ FORMULA = ["surp", "s(prev_surp, bs='cr', k=6)", "te(freq, len, bs='cr')"]
 def xlang() -> pathlib.Path:
     path = xlang_dir()
     if not (path / "en.csv").is_file():
-        pytest.skip(f"xlang data not found at {path} (set PPL_WIDGET_DATA to the folder holding xlang/)")
+        pytest.skip(f"xlang data not found at {path} (set PPL_WIDGET_DATA to the folder "
+                    "holding xlang/)")
     return path
 
 
