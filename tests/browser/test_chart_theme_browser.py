@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from .conftest import ARTIFACTS
+from .lab_waits import switch_theme, wait_for_chart
 from .test_jupyterlab import _contrast, open_notebook, run_all, write_notebook
 
 pytestmark = pytest.mark.browser
@@ -41,21 +42,12 @@ LOOK = """(el) => {
 }"""
 
 
-def _theme(page, name: str, light: bool) -> None:
-    page.evaluate("(t) => window.jupyterapp.commands.execute('apputils:change-theme',"
-                  " {theme: t})", name)
-    page.wait_for_function("(l) => document.body.dataset.jpThemeLight === String(l)",
-                           arg=light, timeout=30_000)
-    page.wait_for_timeout(800)  # the theme's CSS applied
-
-
 def test_a_chart_follows_a_theme_switch_live(lab, page):
     _, _, notebooks = lab
     name = write_notebook(notebooks, "chart_theme.ipynb", [CHART])
     open_notebook(page, lab, name)
     run_all(page)
-    chart = page.locator(".jp-OutputArea-output svg.marks").first
-    chart.wait_for(timeout=120_000)
+    wait_for_chart(page, ".jp-OutputArea-output svg.marks", timeout=120_000)
     output = page.locator(".jp-OutputArea-output").filter(
         has=page.locator("svg.marks")).first
     try:
@@ -63,7 +55,7 @@ def test_a_chart_follows_a_theme_switch_live(lab, page):
         for theme, light in (("JupyterLab Light", True), ("JupyterLab Dark", False),
                              ("JupyterLab Light", True)):
             if looks:  # drawn once, in light; then switched, never redrawn
-                _theme(page, theme, light)
+                switch_theme(page, theme, light)
             output.scroll_into_view_if_needed()
             output.screenshot(path=str(ARTIFACTS / f"chart-theme-{len(looks)}-"
                                                     f"{'light' if light else 'dark'}.png"))
@@ -77,4 +69,4 @@ def test_a_chart_follows_a_theme_switch_live(lab, page):
         assert looks[0]["text"][0] != looks[1]["text"][0]
         assert looks[0]["text"][0] == looks[2]["text"][0]
     finally:
-        _theme(page, "JupyterLab Light", True)
+        switch_theme(page, "JupyterLab Light", True)

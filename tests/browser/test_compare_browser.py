@@ -16,6 +16,7 @@ import re
 import pytest
 
 from .conftest import ARTIFACTS
+from .lab_waits import wait_for_chart
 from .test_export_offline import offline  # noqa: F401  (the network-blocked page fixture)
 from .test_jupyterlab import open_notebook, run_cell, shot, wait_for_json, write_notebook
 
@@ -131,8 +132,8 @@ def test_comparison_view_and_a_chart_in_jupyterlab(lab, page):
     # the chart: JupyterLab's own Vega renderer drew it (no CDN, no network)
     vega = page.locator(".jp-RenderedVegaCommon5 svg, .jp-RenderedVegaCommon5 canvas")
     vega.first.wait_for(state="attached", timeout=60_000)
+    wait_for_chart(page, ".jp-RenderedVegaCommon5 svg.marks")
     vega.first.scroll_into_view_if_needed()
-    page.wait_for_timeout(500)
     shot(page, "chart-surprisal")
     assert not [e for e in page.console_errors if "vega" in e.lower()]
 

@@ -8,8 +8,10 @@ the kernel computed (dumped to JSON); screenshots land in test-artifacts/.
 from __future__ import annotations
 
 import pytest
+from playwright.sync_api import expect
 
 from .conftest import ARTIFACTS
+from .lab_waits import switch_theme
 from .test_jupyterlab import _contrast, open_notebook, run_all, shot, wait_for_json, write_notebook
 
 pytestmark = pytest.mark.browser
@@ -87,14 +89,15 @@ def test_context_is_shown_uncoloured_before_the_continuation(lab, page):
     page.wait_for_function(
         "() => document.querySelectorAll('.pplw-root .pplw-status-done').length === 3",
         timeout=120_000)
-    page.wait_for_timeout(300)
     assert data["str"]["settings"]["prefix_every_window"] is True
 
     for i, key in enumerate(ORDER):
         root = page.locator(_nth(i))
         d = data[key]
         ctx = root.locator(".pplw-context")
-        assert ctx.is_visible(), key
+        # drawn: the context box shown and every scored token, before measuring them
+        expect(ctx).to_be_visible()
+        expect(root.locator(".pplw-tok")).to_have_count(d["n_tokens"])
         # uncoloured: no scored token inside the context box
         assert ctx.locator(".pplw-tok").count() == 0, key
         # before the continuation, in document order and on the page
@@ -157,12 +160,8 @@ def test_context_is_shown_uncoloured_before_the_continuation(lab, page):
     shot(page, "context-light")
 
     # dark theme: the context stays readable on its background
-    page.evaluate("() => window.jupyterapp.commands.execute('apputils:change-theme',"
-                  " {theme: 'JupyterLab Dark'})")
     try:
-        page.wait_for_function("() => document.body.dataset.jpThemeLight === 'false'",
-                               timeout=30_000)
-        page.wait_for_timeout(500)
+        switch_theme(page, "JupyterLab Dark", False)
         for i, key in enumerate(ORDER):
             page.locator(_nth(i)).scroll_into_view_if_needed()
             page.locator(_nth(i)).screenshot(path=str(ARTIFACTS / f"context-{key}-dark.png"))

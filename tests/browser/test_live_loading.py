@@ -129,8 +129,12 @@ def test_bigram_at_once_then_one_reload_for_the_transformer(browser, site):
     option = pg.locator(".pplv-model option").nth(1)
     assert " MB)" in option.inner_text() or " kB)" in option.inner_text()
     assert "pick it in the menu" in pg.locator(".pplv-notes").inner_text()
-    pg.wait_for_timeout(1000)  # nothing comes later either
+    # the worker answered every load it began at its start (the bigram's "model" message),
+    # and the page never asked it for the transformer (it asks through its loads record)
+    pg.wait_for_function(LIVE + f"l.status.has({bigram.name!r}); }}")
+    assert pg.evaluate(LIVE + f"l.loads.has({transformer.name!r}); }}") is False
     assert not [p for p in paths if "model.fp32.onnx" in p or "tokenizer.json" in p]
+    first_visit = len(paths)
     # picked: the page reloads once (now isolated), then the transformer is fetched, its
     # session built, its colours those of score() for the text the reader typed
     pg.select_option(".pplv-model", transformer.name)
@@ -139,6 +143,11 @@ def test_bigram_at_once_then_one_reload_for_the_transformer(browser, site):
     assert got["text"] == typed
     assert pg.evaluate(LIVE + "l.model.get('level'); }") == "word"
     assert paths.count("/index.html") == 2
+    # nothing came later either: the pick's reload is the first request after the first
+    # visit's (its index.html), so whatever the first visit asked for, however late, is
+    # logged before it; the transformer's files come only after it
+    reload_at = paths.index("/index.html", first_visit)
+    assert not [p for p in paths[:reload_at] if "model.fp32.onnx" in p or "tokenizer.json" in p]
     assert pg.evaluate("() => new URL(location.href).searchParams.get('model')") == transformer.name
     ref = score(got["text"], transformer.lm, top_k=5)
     assert got["ids"] == ref.token_ids.tolist()

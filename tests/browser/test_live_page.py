@@ -187,6 +187,7 @@ def test_cancel_keeps_what_was_scored(browser, site, lms):
         l.model.deliver = (msg, b) => {{
             deliver(msg, b);
             if (msg.type === 'chunk') {{
+                window.__cancelled_run = msg.run_id;
                 l.model.deliver = deliver;
                 document.querySelector('.pplw-progress .pplw-btn').click();
             }}
@@ -195,14 +196,32 @@ def test_cancel_keeps_what_was_scored(browser, site, lms):
     }}""", long_text)
     pg.wait_for_function("() => document.querySelector('.pplw-status').textContent === "
                          "'cancelled'", timeout=20_000)
-    pg.wait_for_timeout(1500)  # nothing more arrives
-    got = pg.evaluate(f"""() => {{ const s = document.querySelector('{BOX}').pplwLive.view.store;
+    # what the view holds now; from now on, whatever reaches it (through deliver, its one
+    # way in) is noted until the first message of the next run comes
+    got = pg.evaluate(f"""() => {{
+        const l = document.querySelector('{BOX}').pplwLive, deliver = l.model.deliver.bind(l.model);
+        const handle = l.worker.onmessage, late = [];
+        l.model.deliver = (msg, b) => {{
+            if (window.__settled === undefined) late.push(msg.type + ' of run ' + msg.run_id);
+            deliver(msg, b);
+        }};
+        l.worker.onmessage = (ev) => {{
+            const m = ev.data && ev.data.msg;
+            if (m && m.run_id > window.__cancelled_run && window.__settled === undefined)
+                window.__settled = late.slice();
+            handle(ev);
+        }};
+        const s = l.view.store;
         return {{n: s.length, total: s.totalTokens, partial: s.final && s.final.partial}}; }}""")
     assert 0 < got["n"] <= 1024 < got["total"] and got["partial"] is True
     assert pg.locator(".pplw-content .pplw-tok").count() == got["n"]
-    # the next edit scores again, in full
+    # the next edit scores again, in full.  Nothing more of the cancelled run reached the
+    # view before that run's first message: the worker starts a run only once the run
+    # before it has stopped, and its messages come in order, so all the cancelled run could
+    # still send had come by then
     pg.evaluate(f"t => {{ const l = document.querySelector('{BOX}').pplwLive; "
                 "l.model.set('text', t); l.model.save_changes(); }", TEXT)
+    assert pg.wait_for_function("() => window.__settled", timeout=20_000).json_value() == []
     same_as_python(shown(pg), lms[0])
     context.close()
 

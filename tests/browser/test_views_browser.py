@@ -9,8 +9,10 @@ of each view in both themes land in test-artifacts/ (views-<view>-<theme>.png).
 from __future__ import annotations
 
 import pytest
+from playwright.sync_api import expect
 
 from .conftest import ARTIFACTS
+from .lab_waits import switch_theme
 from .test_jupyterlab import _contrast, open_notebook, run_all, shot, wait_for_json, write_notebook
 
 pytestmark = pytest.mark.browser
@@ -51,12 +53,15 @@ BACKGROUNDS = "els => els.map(e => getComputedStyle(e).backgroundColor)"
 
 
 def _theme(page, name: str) -> None:
-    page.evaluate("(t) => window.jupyterapp.commands.execute('apputils:change-theme', {theme: t})",
-                  f"JupyterLab {name.title()}")
-    flag = "true" if name == "light" else "false"
-    page.wait_for_function(f"() => document.body.dataset.jpThemeLight === '{flag}'",
-                           timeout=30_000)
-    page.wait_for_timeout(500)
+    switch_theme(page, f"JupyterLab {name.title()}", name == "light")
+
+
+def _wait_drawn(page) -> None:
+    """Every view drawn: the two widgets' runs done, each view's coloured items shown."""
+    for name in ("main", "words"):
+        expect(page.locator(VIEWS[name]).locator(".pplw-status-done")).to_have_count(1)
+    for name, sel in VIEWS.items():
+        expect(page.locator(sel).locator(COLOURED[name]).first).to_be_visible()
 
 
 def _shots(page, theme: str) -> dict[str, list[str]]:
@@ -145,7 +150,7 @@ def test_every_view_follows_the_theme_switch(lab, page):
     data = wait_for_json(notebooks / "views.json", timeout=150)
     page.wait_for_function(
         "() => document.querySelectorAll('.pplc-chip.pplc-done').length === 2", timeout=120_000)
-    page.wait_for_timeout(500)
+    _wait_drawn(page)
     light = _shots(page, "light")
     shot(page, "views-light")
     _check_heights_and_numbers(page)
