@@ -8,7 +8,8 @@ as it was.
 - The browser tests all share one worker (``BROWSER``): one JupyterLab, one Chromium,
   and their waits timed for one page at a time.
 - The files in ``SPREAD`` are shared out test by test: their tests are independent and
-  long (one notebook each); tests/test_run_plan.py checks they use no module fixture.
+  long (a notebook each; the scorer against its references, the quick tier's longest);
+  tests/test_run_plan.py checks they use no module fixture.
 - The longest work starts first (``SLOW_FIRST``, from measured durations,
   docs/testing.md): a long file started last would be the run's tail.
 - The worker that is not running the browser tests lowers its priority, so a busy CPU
@@ -20,7 +21,9 @@ stopped grouping with pytest 9.2's structured node ids: pytest-xdist issue 1386)
 
 from __future__ import annotations
 
+import contextlib
 import os
+from pathlib import Path
 
 import pytest
 
@@ -28,18 +31,23 @@ BROWSER = "browser"
 #: Files whose tests join the browser group (a Chromium of their own beside the group's).
 BROWSER_FILES = ("tests/browser/", "tests/test_onnx_page_smoke.py")
 #: Files whose tests go to whichever worker is free, one by one.
-SPREAD = ("tests/test_notebooks.py",)
+SPREAD = ("tests/test_notebooks.py", "tests/test_scorer_exact.py")
 #: Node-id prefixes, longest first: their tests are handed out before all others.
 SLOW_FIRST = (
     *BROWSER_FILES,
+    "tests/test_wheel.py",  # a fresh venv installing the wheel and torch: mostly waiting
     "tests/test_notebooks.py::test_notebook_runs_without_error[reading_times_meco]",
     "tests/test_vllm_server.py",
+    "tests/test_notebooks.py::test_notebook_runs_without_error[sliding_windows]",
+    "tests/test_notebooks.py::test_notebook_runs_without_error[three_perplexities]",
     "tests/test_notebooks.py",
-    "tests/test_onnx_export.py",
-    "tests/test_wheel.py",
-    "tests/test_first_load.py",
-    "tests/test_meco_reproduction.py",
     "tests/test_default_model.py",
+    "tests/test_run_all.py",
+    "tests/test_scorer_bench_smoke.py",
+    "tests/test_onnx_export.py",
+    "tests/test_readme_examples.py",
+    "tests/test_live_tokenizer.py",
+    "tests/test_meco_reproduction.py",
     "tests/test_divergence_llama_cpp.py",
 )
 #: How much the other worker lowers its priority (``os.nice``): the browser worker then gets
@@ -98,4 +106,16 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
     global _niced
     if on_worker() and not _niced and scope_of(item.nodeid) != BROWSER:
         _niced = True
-        os.nice(OTHER_WORKER_NICENESS)
+        lower_priority(OTHER_WORKER_NICENESS)
+
+
+def lower_priority(by: int) -> None:
+    """Every thread of this process (Linux keeps a priority per thread: torch's pool is
+    already running) and whatever it starts later."""
+    if not hasattr(os, "setpriority"):
+        return
+    target = os.getpriority(os.PRIO_PROCESS, 0) + by
+    tasks = Path("/proc/self/task")
+    for tid in [int(t.name) for t in tasks.iterdir()] if tasks.is_dir() else [0]:
+        with contextlib.suppress(OSError):  # a thread that ended meanwhile
+            os.setpriority(os.PRIO_PROCESS, tid, target)

@@ -29,3 +29,26 @@ def test_the_spread_tests_share_no_module_fixture(tmp_path):
     rows = collect(list(SPREAD), tmp_path)
     assert rows
     assert not [(r["id"], r["shared"]) for r in rows if r["shared"]]
+
+
+def test_lowering_the_priority_reaches_threads_already_running():
+    import os
+    import subprocess
+    import sys
+
+    code = ("import os, threading, time, run_plan\n"
+            "ready, stop = threading.Event(), threading.Event()\n"
+            "seen = []\n"
+            "def work():\n"
+            "    ready.set(); stop.wait(); seen.append(os.getpriority(os.PRIO_PROCESS, 0))\n"
+            "t = threading.Thread(target=work); t.start(); ready.wait()\n"
+            "before = os.getpriority(os.PRIO_PROCESS, 0)\n"
+            "run_plan.lower_priority(3)\n"
+            "stop.set(); t.join()\n"
+            "print(before, os.getpriority(os.PRIO_PROCESS, 0), seen[0])\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=120, cwd=ROOT / "tests",
+                         env={**os.environ, "PYTHONPATH": str(ROOT / "tests")})
+    assert out.returncode == 0, out.stderr
+    before, main, thread = map(int, out.stdout.split())
+    assert main == thread == before + 3
