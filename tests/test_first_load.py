@@ -218,3 +218,37 @@ def test_in_a_notebook_the_line_is_one_output_updated_in_place(tmp_path):
     outputs = nb.cells[0].outputs
     assert [o.output_type for o in outputs] == ["display_data"], outputs
     assert outputs[0].data == {"text/plain": f"{FIRST_LOAD_NOTE} [{'#' * 30}] 100%"}
+
+
+def test_a_load_that_waits_for_another_process_converting_reads_its_copy(fake_gguf, tiny_gpt2,
+                                                                         monkeypatch):
+    """Two kernels (or two test workers) loading one GGUF for the first time: the second
+    waits on the cache entry's lock while the first converts, then reads the copy the first
+    wrote instead of converting again."""
+    import threading
+
+    from ppl_widget.scoring.kinds import model_cache
+    from ppl_widget.scoring.kinds.gguf import gguf
+
+    path, conversions = fake_gguf
+    cached = model_cache.converted_dir(path)
+    checked = threading.Event()
+    real_check = gguf._load_converted
+
+    def check(folder):
+        found = real_check(folder)
+        checked.set()
+        return found
+
+    monkeypatch.setattr(gguf, "_load_converted", check)
+    loaded = []
+    with model_cache.entry_lock(cached):  # "another process" is converting
+        waiter = threading.Thread(target=lambda: loaded.append(gguf.load_gguf(path)))
+        waiter.start()
+        assert checked.wait(120)  # the waiter found no copy and goes for the lock
+        tiny_gpt2.model.save_pretrained(cached)  # what the other process leaves
+        tiny_gpt2.tokenizer.save_pretrained(cached)
+        model_cache.write_source(cached, path)
+    waiter.join(120)
+    assert conversions == [] and len(loaded) == 1  # read, not converted again
+    assert loaded[0][0].config.n_embd == tiny_gpt2.model.config.n_embd

@@ -18,6 +18,7 @@ import subprocess
 import numpy as np
 import pandas as pd
 import pytest
+from background_setup import wait_for
 from mgcv_reference.compare import HERE, compare, paper_rows, r_missing, run_r, xlang_dir
 
 from ppl_widget import delta_ll
@@ -42,6 +43,7 @@ def xlang() -> pathlib.Path:
 
 @pytest.fixture(scope="module")
 def r_setup(xlang, tmp_path_factory) -> pathlib.Path:
+    wait_for("debian-packages")  # scripts/test.sh installs R in the background on a new machine
     why = r_missing()
     if why:  # CI installs R (scripts/test.sh): there a missing reference is a failure
         (pytest.fail if os.environ.get("CI") else pytest.skip)(why)
@@ -97,6 +99,7 @@ def test_link_study_delta_ll_equals_mgcv_on_three_languages(xlang, tmp_path):
     likewise, every fold's smooth edf within 1e-3: R run now, on en, it and ru. (Not every
     language matches: where a smoothing parameter runs to infinity on a nearly collinear
     basis, magic's path turns on rounding; docs/reading_times.md has the whole grid.)"""
+    wait_for("debian-packages")  # scripts/test.sh installs R in the background on a new machine
     why = r_missing()
     if why:  # CI installs R (scripts/test.sh): there a missing reference is a failure
         (pytest.fail if os.environ.get("CI") else pytest.skip)(why)

@@ -11,6 +11,7 @@ import os
 from pathlib import Path
 
 import pytest
+from background_setup import wait_for
 from llama_vocab_suite import FAMILIES, read_cases, suite_dir
 
 from ppl_widget.scoring.kinds.gguf import gguf_tokenizer
@@ -23,7 +24,8 @@ RECORDED = Path(__file__).with_name("llama_cpp_tokens.json")
 
 def _suite() -> Path:
     """The suite's folder; a skip on a developer's machine without it, a failure in CI
-    (scripts/setup.sh fetches it there)."""
+    (scripts/test.sh fetches it there, in the background on a new machine)."""
+    wait_for("llama-vocab")
     folder = suite_dir()
     if not all((folder / f"ggml-vocab-{f}.gguf.out").is_file() for f in FAMILIES):
         message = (f"llama.cpp's vocabulary test suite is not in {folder}: run "

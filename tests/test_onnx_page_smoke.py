@@ -11,16 +11,18 @@ import subprocess
 import sys
 
 import pytest
+from background_setup import wait_for
 
 ROOT = pathlib.Path(__file__).parents[1]
 pytest.importorskip("onnxruntime")
 pytest.importorskip("playwright")
-if not pathlib.Path("/usr/bin/chromium").exists():
-    pytest.skip("needs Chromium at /usr/bin/chromium", allow_module_level=True)
 
 
 @pytest.mark.browser
 def test_bench_onnx_page_smoke():
+    wait_for("debian-packages")  # test.sh installs Chromium in the background on a new machine
+    if not pathlib.Path("/usr/bin/chromium").exists():
+        pytest.skip("needs Chromium at /usr/bin/chromium")
     proc = subprocess.run([sys.executable, str(ROOT / "benchmarks/bench_onnx_page.py"),
                            "--smoke"], capture_output=True, text=True, timeout=900,
                           cwd=ROOT)

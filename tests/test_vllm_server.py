@@ -16,6 +16,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from background_setup import wait_for
 
 from ppl_widget import load_model, score, score_pairs, score_words, stream
 from ppl_widget.scoring.kinds.models import ModelLoadError
@@ -36,6 +37,7 @@ def server(default_lm):
     from ppl_widget.scoring.kinds.model_cache import converted_dir
     from ppl_widget.scoring.kinds.vllm.vllm_launch import VllmServer, vllm_env, vllm_python
 
+    wait_for("vllm-env")  # scripts/test.sh makes it in the background
     if vllm_python() is None:
         why = f"no vllm environment at {vllm_env()} (scripts/setup_vllm.sh makes it)"
         if os.environ.get("CI"):

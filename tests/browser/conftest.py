@@ -14,6 +14,7 @@ import urllib.request
 from pathlib import Path
 
 import pytest
+from background_setup import wait_for
 
 ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = ROOT / "test-artifacts"
@@ -37,6 +38,12 @@ def _lab_settings(settings_dir: Path) -> None:
         json.dumps({"fetchNews": "false", "checkForUpdates": False}))
     (apputils / "themes.jupyterlab-settings").write_text(
         json.dumps({"theme": "JupyterLab Light"}))
+
+
+@pytest.fixture(scope="session", autouse=True)
+def chromium_installed():
+    """scripts/test.sh installs Chromium in the background on a new machine."""
+    wait_for("debian-packages")  # Chromium (scripts/test.sh installs it in the background)
 
 
 @pytest.fixture(scope="session")

@@ -11,6 +11,7 @@ import json
 import os
 import shutil
 import tempfile
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -25,6 +26,8 @@ DIGESTS_FILE = "digests.json"
 #: Written into each converted folder: which model it is and where it came from.
 SOURCE_FILE = "ppl_widget_source.json"
 _CHUNK = 1 << 20
+#: The lock file beside an entry being made (``entry_lock``).
+LOCK_SUFFIX = ".lock"
 #: Which rule built a converted copy's tokenizer, part of its folder name: a copy made
 #: before the GGUF tokenizer followed llama.cpp (no suffix) is never read again.
 #: Bump it whenever ``gguf_tokenizer`` builds a different tokenizer.
@@ -65,6 +68,27 @@ def converted_dir(gguf: Path) -> Path:
     """The folder of ``gguf``'s converted copy (it may not exist yet): the file's content
     and the tokenizer rule (``TOKENIZER_RULE``)."""
     return cache_root() / CONVERTED_DIR / f"{file_sha256(gguf)[:32]}-{TOKENIZER_RULE}"
+
+
+@contextlib.contextmanager
+def entry_lock(entry: Path) -> Iterator[None]:
+    """Held while one process makes the cache entry ``entry``: a second process (another
+    kernel, a second test worker) waits, then finds the entry made instead of making it
+    again.  Entries are written whole by a rename all the same, so a reader that takes no
+    lock never sees half of one."""
+    from filelock import FileLock  # a dependency of transformers; only the makers need it
+
+    try:
+        entry.parent.mkdir(parents=True, exist_ok=True)
+        lock = FileLock(str(entry.parent / f".{entry.name}{LOCK_SUFFIX}"))
+        lock.acquire()
+    except OSError:  # a read-only cache: no lock; the maker's own write fails and says so
+        yield
+        return
+    try:
+        yield
+    finally:
+        lock.release()
 
 
 def write_source(folder: Path, gguf: Path, warnings: list[str] | None = None) -> None:
@@ -132,6 +156,9 @@ def clear_cache() -> list[CacheEntry]:
         shutil.rmtree(entry.path, ignore_errors=True)
     root = cache_root()
     for name in (CONVERTED_DIR, ONNX_DIR, OLD_PATH_KEYED_DIR):
+        for lock in (root / name).glob(f".*{LOCK_SUFFIX}"):
+            with contextlib.suppress(OSError):
+                lock.unlink()
         with contextlib.suppress(OSError):
             (root / name).rmdir()  # only if empty: nothing of anyone else's goes
     with contextlib.suppress(FileNotFoundError):

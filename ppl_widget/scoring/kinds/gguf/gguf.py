@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from ..load_progress import LoadProgress, StepProgress
-from ..model_cache import converted_dir, source_warnings, write_source
+from ..model_cache import converted_dir, entry_lock, source_warnings, write_source
 from ..model_errors import ModelLoadError, one_line
 from . import gguf_tokenizer
 
@@ -91,30 +91,43 @@ _convert_lock = threading.Lock()
 def load_gguf(gguf: Path, progress: LoadProgress | None = None) -> tuple[Any, Any]:
     """Dequantize a GGUF once through transformers, then reload the fp32 copy.
     ``progress(note, fraction)`` hears about the first-time conversion only."""
-    from transformers import AutoModelForCausalLM, AutoTokenizer
-
     _check_gguf_header(gguf)
     cached = converted_dir(gguf)
-    if (cached / "config.json").is_file():
-        try:
-            with _quiet_transformers():
-                loaded = (AutoModelForCausalLM.from_pretrained(cached),
-                          AutoTokenizer.from_pretrained(cached))
-        except Exception:  # a damaged cache is rebuilt, not fatal
-            shutil.rmtree(cached, ignore_errors=True)
-        else:
-            _warn(source_warnings(cached))
-            return loaded
-    with _convert_lock, _quiet_transformers(), \
-            StepProgress(progress, FIRST_LOAD_STEPS_S) as steps:
-        model, tokenizer, notes = _read_gguf(gguf, steps)
-        steps.next_step()
-        failure = _save_converted(model, tokenizer, cached, gguf, notes)
+    loaded = _load_converted(cached)
+    if loaded is None:
+        # one conversion at a time in this process (the quieting) and across processes
+        with _convert_lock, entry_lock(cached):
+            loaded = _load_converted(cached)  # made by another process while this one waited
+            if loaded is None:
+                with _quiet_transformers(), \
+                        StepProgress(progress, FIRST_LOAD_STEPS_S) as steps:
+                    model, tokenizer, notes = _read_gguf(gguf, steps)
+                    steps.next_step()
+                    failure = _save_converted(model, tokenizer, cached, gguf, notes)
+    if loaded is not None:
+        _warn(source_warnings(cached))
+        return loaded
     _warn(notes)  # after the quieting: these are the user's
     if failure is not None:  # no cache (read-only disk, full disk): slower next time
         warnings.warn(f"could not cache the dequantized model in {cached}: {failure}",
                       stacklevel=3)
     return model, tokenizer
+
+
+def _load_converted(cached: Path) -> tuple[Any, Any] | None:
+    """The converted copy, if there is a sound one (a damaged one is removed)."""
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    if not (cached / "config.json").is_file():
+        return None
+    try:
+        with _quiet_transformers():
+            loaded = (AutoModelForCausalLM.from_pretrained(cached),
+                      AutoTokenizer.from_pretrained(cached))
+    except Exception:  # a damaged cache is rebuilt, not fatal
+        shutil.rmtree(cached, ignore_errors=True)
+        return None
+    return loaded
 
 
 def _warn(notes: list[str]) -> None:

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from ....core.extras import require
-from ..model_cache import ONNX_DIR, cache_root
+from ..model_cache import ONNX_DIR, cache_root, entry_lock
 
 #: What a browser can run, smallest last (``docs/live-transformer.md`` has their sizes).
 VARIANTS = ("fp32", "int8", "q4")
@@ -209,12 +209,14 @@ def model_file(lm: Any, variant: str, *, top_k: int, max_length: int,
         return path
     folder.mkdir(parents=True, exist_ok=True)
     fp32 = folder / "model.fp32.onnx"
-    if not fp32.is_file():
-        _write_atomic(fp32, lambda tmp: export_fp32(lm, tmp, top_k=top_k,
-                                                    max_length=max_length))
-        (folder / "source.json").write_text(json.dumps({"model": lm.name}), encoding="utf-8")
-    if variant != "fp32":
-        _write_atomic(path, lambda tmp: quantize(fp32, tmp, variant))
+    with entry_lock(folder):  # a second process waits for this export, then reads it
+        if not fp32.is_file():
+            _write_atomic(fp32, lambda tmp: export_fp32(lm, tmp, top_k=top_k,
+                                                        max_length=max_length))
+            (folder / "source.json").write_text(json.dumps({"model": lm.name}),
+                                                encoding="utf-8")
+        if variant != "fp32" and not path.is_file():
+            _write_atomic(path, lambda tmp: quantize(fp32, tmp, variant))
     return path
 
 

@@ -1,0 +1,121 @@
+"""How the suite runs on two workers (pytest-xdist, ``-n 2 --dist loadfile``, as
+scripts/test.sh runs it): which tests share a worker, which start first, and which worker
+gives way on the CPU.  Hooks for tests/conftest.py; a run without workers is left exactly
+as it was.
+
+- A test file's tests run on one worker (what ``loadfile`` does), so a module-scoped
+  fixture (a vLLM server, a built wheel, an ONNX export, a fitted model) is made once.
+- The browser tests all share one worker (``BROWSER``): one JupyterLab, one Chromium,
+  and their waits timed for one page at a time.
+- The files in ``SPREAD`` are shared out test by test: their tests are independent and
+  long (a notebook each; the scorer against its references, the quick tier's longest);
+  tests/test_run_plan.py checks they use no module fixture.
+- The longest work starts first (``SLOW_FIRST``, from measured durations,
+  docs/testing.md): a long file started last would be the run's tail.
+- The worker that is not running the browser tests lowers its priority, so a busy CPU
+  slows its work (no test there waits on a clock) rather than the browser's pages.
+
+The grouping is done by the scheduler from each test's id (xdist's own ``loadgroup`` marks
+stopped grouping with pytest 9.2's structured node ids: pytest-xdist issue 1386).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from pathlib import Path
+
+import pytest
+
+BROWSER = "browser"
+#: Files whose tests join the browser group (a Chromium of their own beside the group's).
+BROWSER_FILES = ("tests/browser/", "tests/test_onnx_page_smoke.py")
+#: Files whose tests go to whichever worker is free, one by one.
+SPREAD = ("tests/test_notebooks.py", "tests/test_scorer_exact.py")
+#: Node-id prefixes, longest first: their tests are handed out before all others.
+SLOW_FIRST = (
+    *BROWSER_FILES,
+    "tests/test_wheel.py",  # a fresh venv installing the wheel and torch: mostly waiting
+    "tests/test_notebooks.py::test_notebook_runs_without_error[reading_times_meco]",
+    "tests/test_vllm_server.py",
+    "tests/test_notebooks.py::test_notebook_runs_without_error[sliding_windows]",
+    "tests/test_notebooks.py::test_notebook_runs_without_error[three_perplexities]",
+    "tests/test_notebooks.py",
+    "tests/test_default_model.py",
+    "tests/test_run_all.py",
+    "tests/test_scorer_bench_smoke.py",
+    "tests/test_onnx_export.py",
+    "tests/test_readme_examples.py",
+    "tests/test_live_tokenizer.py",
+    "tests/test_meco_reproduction.py",
+    "tests/test_divergence_llama_cpp.py",
+)
+#: How much the other worker lowers its priority (``os.nice``): the browser worker then gets
+#: about three quarters of a contended CPU.
+OTHER_WORKER_NICENESS = 5
+
+
+def scope_of(nodeid: str) -> str:
+    """The unit of work ``nodeid`` belongs to: one worker runs a unit's tests in order."""
+    path = nodeid.split("::")[0]
+    if path.startswith(BROWSER_FILES):
+        return BROWSER
+    if path in SPREAD:
+        return nodeid
+    return path
+
+
+def _rank(item: pytest.Item) -> int:
+    for rank, prefix in enumerate(SLOW_FIRST):
+        if item.nodeid.startswith(prefix):
+            return rank
+    return len(SLOW_FIRST)
+
+
+def on_worker() -> bool:
+    return "PYTEST_XDIST_WORKER" in os.environ
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if on_worker():  # the same order on every worker (xdist checks the collections agree)
+        items.sort(key=_rank)  # stable: collection order within a rank
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    if getattr(config.option, "dist", None) == "loadfile":
+        config.option.loadscopereorder = False  # the order above, not the biggest files first
+
+
+@pytest.hookimpl(optionalhook=True)  # a hook of pytest-xdist's: unknown without it
+def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object | None:
+    if config.getvalue("dist") != "loadfile":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class RunPlanScheduling(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return scope_of(nodeid)
+
+    return RunPlanScheduling(config, log)
+
+
+_niced = False
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    global _niced
+    if on_worker() and not _niced and scope_of(item.nodeid) != BROWSER:
+        _niced = True
+        lower_priority(OTHER_WORKER_NICENESS)
+
+
+def lower_priority(by: int) -> None:
+    """Every thread of this process (Linux keeps a priority per thread: torch's pool is
+    already running) and whatever it starts later."""
+    if not hasattr(os, "setpriority"):
+        return
+    target = os.getpriority(os.PRIO_PROCESS, 0) + by
+    tasks = Path("/proc/self/task")
+    for tid in [int(t.name) for t in tasks.iterdir()] if tasks.is_dir() else [0]:
+        with contextlib.suppress(OSError):  # a thread that ended meanwhile
+            os.setpriority(os.PRIO_PROCESS, tid, target)
