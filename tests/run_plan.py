@@ -36,6 +36,9 @@ SPREAD = ("tests/test_notebooks.py", "tests/test_scorer_exact.py")
 SLOW_FIRST = (
     *BROWSER_FILES,
     "tests/test_wheel.py",  # a fresh venv installing the wheel and torch: mostly waiting
+    "tests/test_notebooks.py::test_notebook_runs_without_error[reading_times_link]",
+    "tests/test_explain.py",  # the default model's occlusion and curve against a reference
+    "tests/test_notebooks.py::test_notebook_runs_without_error[what_makes_a_word_predictable]",
     "tests/test_notebooks.py::test_notebook_runs_without_error[reading_times_meco]",
     "tests/test_vllm_server.py",
     "tests/test_notebooks.py::test_notebook_runs_without_error[sliding_windows]",
@@ -49,6 +52,7 @@ SLOW_FIRST = (
     "tests/test_live_tokenizer.py",
     "tests/test_meco_reproduction.py",
     "tests/test_divergence_llama_cpp.py",
+    "tests/test_gam_mgcv.py",
 )
 #: How much the other worker lowers its priority (``os.nice``): the browser worker then gets
 #: about three quarters of a contended CPU.
