@@ -8,8 +8,8 @@ as it was.
 - The browser tests all share one worker (``BROWSER``): one JupyterLab, one Chromium,
   and their waits timed for one page at a time.
 - The files in ``SPREAD`` are shared out test by test: their tests are independent and
-  long (a notebook each; the scorer against its references, the quick tier's longest);
-  tests/test_run_plan.py checks they use no module fixture.
+  long (a notebook each; the scorer against its brute-force references, the longest file
+  of plain CPU work); tests/test_run_plan.py checks they use no module fixture.
 - The longest work starts first (``SLOW_FIRST``, from measured durations,
   docs/testing.md): a long file started last would be the run's tail.
 - The worker that is not running the browser tests lowers its priority, so a busy CPU

@@ -1,7 +1,8 @@
 """The package's one cache folder: converted models (where they live, how an entry is keyed:
 the GGUF file's content, so two environments with the same file share one copy) and ONNX
-exports for live pages; what it holds and how it is emptied.  Standard library only:
-``ppl-widget cache`` imports no torch."""
+exports for live pages; what it holds and how it is emptied.  Standard library only
+(filelock, which transformers brings, once an entry is made): ``ppl-widget cache`` imports
+no torch."""
 
 from __future__ import annotations
 
