@@ -4,11 +4,16 @@ with small tokenizers trained here, so tests need no network and no hub."""
 from __future__ import annotations
 
 import os
+import sys
 
 import pytest
 
+# tests/ on the path as pytest puts it there: a notebook's kernel imports this file as
+# tests.conftest (for _tiny), and run_plan must import there too
+if os.path.dirname(os.path.abspath(__file__)) not in sys.path:
+    sys.path.append(os.path.dirname(os.path.abspath(__file__)))
 # how the suite shares out over pytest-xdist's workers (scripts/test.sh runs two)
-from run_plan import (  # noqa: F401
+from run_plan import (  # noqa: E402, F401
     pytest_collection_modifyitems,
     pytest_configure,
     pytest_runtest_setup,

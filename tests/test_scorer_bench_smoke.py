@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import os
 import pathlib
 import re
@@ -176,7 +177,9 @@ def test_bench_divergence_smoke_prints_the_ratio_and_checks_kl():
     stdout = run_bench("bench_divergence.py")
     assert "| score()      |" in stdout and "| divergence() |" in stdout, stdout
     ratio = float(re.search(r"divergence\(\) is ([\d.]+)x one score\(\)", stdout)[1])
-    assert ratio > 1.0, stdout  # two models' forwards cannot cost less than one's
+    # the ratio is printed, not judged: a smoke run's timings (0.05 s, beside another
+    # worker) say nothing about speed (benchmarks print ratios; tests never time)
+    assert ratio > 0 and math.isfinite(ratio), stdout
     same = float(re.search(r"max \|divergence\(\)\.base - score\(\)\| surprisal: (\S+) nats",
                            stdout)[1])
     assert same < 1e-4

@@ -6,6 +6,8 @@ Pure numpy: a result can be saved, loaded and summarised without torch.
 from __future__ import annotations
 
 import json
+import weakref
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
@@ -18,6 +20,15 @@ from .providers import provider
 from .text_units import TextUnits
 from .tokens import TOKEN_ARRAYS, empty_token_arrays, tokens_in_span  # importable here too
 from .validation import as_count
+
+
+def model_ref(model: Any) -> Callable[[], Any]:
+    """What a result keeps of its model: a weak reference (a kept result never keeps a model
+    in memory); an object that takes none is kept as it is."""
+    try:
+        return weakref.ref(model)
+    except TypeError:
+        return lambda: model
 
 
 @dataclass(eq=False)
@@ -61,8 +72,9 @@ class ScoreResult:
     context: str | list[dict[str, str]] | None = None
     # the scoring model's tokenizer, when scored in this process (not saved)
     tokenizer: Any = field(default=None, repr=False)
-    # the scoring model itself, when scored in this process (not saved, not pickled):
-    # what ``explain`` and ``context_curve`` rescore with
+    # a weak reference to the scoring model, when scored in this process (not saved, not
+    # pickled): what ``explain`` and ``context_curve`` rescore with. Weak, so that a kept
+    # result never keeps a model in memory (compare() frees each model before the next)
     model: Any = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
@@ -279,7 +291,12 @@ class ScoreResult:
             raise ValueError(f"{what}() rescores the text with its model, and this result "
                              "does not hold one (loaded from a file, or built by hand): "
                              f"pass lm=, the model it was scored with")
-        return self.model
+        model = self.model()
+        if model is None:
+            raise ValueError(f"{what}() rescores the text with its model, which is no longer "
+                             "in memory (a result does not keep its model alive): pass lm=, "
+                             "the model it was scored with")
+        return model
 
     def __getstate__(self) -> dict[str, Any]:
         return {**self.__dict__, "model": None}  # a pickled result never carries a model

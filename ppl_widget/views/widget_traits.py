@@ -36,4 +36,4 @@ class PerplexityTraits(anywidget.AnyWidget):
     bow_correction = traitlets.Bool(False).tag(sync=True)  # word tooltips: corrected value
     editable = traitlets.Bool(False).tag(sync=True)  # a text box that re-scores as you type
     # the explanation shown ("why is this token surprising?", protocol.explanation_data)
-    explanation = traitlets.Dict(None, allow_none=True).tag(sync=True)
+    explanation = traitlets.Dict(default_value=None, allow_none=True).tag(sync=True)

@@ -27,7 +27,9 @@ def test_a_cold_first_load_shows_its_progress_in_the_widget(lab, page, default_l
         " return t && /preparing the model, first time only, ~20 s · [1-9][0-9]?%/"
         ".test(t.textContent); }", timeout=300_000)
     assert page.locator(f"{WIDGET} .pplw-status").inner_text().lower() == "loading"
-    width = page.locator(f"{WIDGET} .pplw-progress-fill").evaluate("e => e.style.width")
+    # the run's bar (an explanation panel has a bar of its own)
+    width = page.locator(f"{WIDGET} .pplw-progress .pplw-progress-fill").evaluate(
+        "e => e.style.width")
     assert 0 < float(width.rstrip("%")) < 100
     shot(page, "first_load_preparing")
     page.wait_for_selector(f"{WIDGET} .pplw-status-done", timeout=300_000)

@@ -135,7 +135,7 @@ export class ExplainState {
   /** The `explanation` trait: a whole explanation (a saved page, the end of a run), or
    * null (none).  True when it changed what is shown. */
   load(payload) {
-    if (payload == null) {
+    if (payload == null || !payload.target) { // {} too: a trait's empty value is no explanation
       if (this.status === IDLE || this.running) return false; // a new one is on its way
       this.clear();
       return true;

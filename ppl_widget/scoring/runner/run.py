@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from ...core.result import TOKEN_ARRAYS, ScoreResult, empty_token_arrays
+from ...core.result import TOKEN_ARRAYS, ScoreResult, empty_token_arrays, model_ref
 from ...core.windows import Window, plan_windows, plan_windows_of_start
 from ..kinds.model_kind import PendingStats, ScoringForward, ScoringModel
 from .forward import is_oom
@@ -249,7 +249,7 @@ class ScoringRun:
                 unscored_token_ids=prep.unscored_ids, unscored_offsets=prep.unscored_offsets,
                 settings={**self.settings, "batch_size": self.batch_size},
                 partial=scored < self.total, total_tokens=self.total, elapsed_s=elapsed,
-                tokenizer=self.lm.tokenizer, model=self.lm,
+                tokenizer=self.lm.tokenizer, model=model_ref(self.lm),
                 context=getattr(prep, "context", None),
                 bow_prob_end=self.bow_end if scored == self.total else math.nan)
         return build
