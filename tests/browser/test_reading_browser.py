@@ -147,7 +147,7 @@ def test_reading_view_of_predictive_powers_frame_per_text(offline, tmp_path):  #
     ARTIFACTS.mkdir(exist_ok=True)
     root.screenshot(path=str(ARTIFACTS / "reading-view-meco.png"))
     third = int(sizes.iloc[:2].sum()) + 11  # text 3, word 12
-    root.locator(".pplr-word").nth(third).hover()
+    _hover_after_scrolling(offline, root.locator(".pplr-word").nth(third))
     tip = root.locator(".pplw-tooltip")
     tip.wait_for(state="visible")
     text = tip.inner_text()
@@ -157,7 +157,17 @@ def test_reading_view_of_predictive_powers_frame_per_text(offline, tmp_path):  #
     offline.emulate_media(color_scheme="dark")
     offline.wait_for_function(
         "() => document.querySelector('.pplr-root').classList.contains('pplw-dark')")
-    root.locator(".pplr-word").nth(third).hover()
+    _hover_after_scrolling(offline, root.locator(".pplr-word").nth(third))
     root.screenshot(path=str(ARTIFACTS / "reading-view-meco-dark.png"))
     offline.emulate_media(color_scheme="light")
     assert not offline.errors and not offline.attempted
+
+
+def _hover_after_scrolling(page, word) -> None:
+    """Hover a word far down the view: scroll it into view first and let the scroll events
+    arrive (they come before the next frames are drawn), so that the scroll, which hides a
+    tooltip, cannot land after the hover that shows it."""
+    word.scroll_into_view_if_needed()
+    page.evaluate("() => new Promise(r => requestAnimationFrame(() => "
+                  "requestAnimationFrame(r)))")
+    word.hover()
