@@ -12,6 +12,7 @@ import socket
 import subprocess
 import sys
 import time
+import urllib.error
 import urllib.parse
 import urllib.request
 from pathlib import Path
@@ -57,8 +58,16 @@ def test_main_command_opens_the_quickstart(tmp_path):
         parts = urllib.parse.urlparse(url)
         assert parts.path == "/lab/tree/quickstart.ipynb"  # the printed link opens it
         assert f"local directory: {ROOT / 'examples'}" in log.read_text()
-        with urllib.request.urlopen(url, timeout=30) as page:
-            assert page.status == 200
+        # the link can be printed a moment before the server answers: wait until it does
+        while True:
+            try:
+                with urllib.request.urlopen(url, timeout=30) as page:
+                    assert page.status == 200
+                break
+            except urllib.error.URLError:
+                if time.monotonic() > deadline + 60 or proc.poll() is not None:
+                    raise
+                time.sleep(0.5)
         api = f"http://127.0.0.1:{port}/api/contents/quickstart.ipynb?{parts.query}"
         with urllib.request.urlopen(api, timeout=30) as reply:
             assert reply.status == 200  # served from examples/: the notebook is at the root
