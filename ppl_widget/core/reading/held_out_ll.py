@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import warnings
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -129,3 +130,16 @@ def held_out_log_density(y: np.ndarray, x: np.ndarray, folds: np.ndarray) -> Hel
     z = (y - predicted) / sigma[fold_of]
     log_density = -_HALF_LOG_2PI - np.log(sigma[fold_of]) - 0.5 * z * z
     return HeldOut(log_density=log_density, predicted=predicted)
+
+
+def per_word_frame(y: np.ndarray, baseline: HeldOut, target: HeldOut, fold: np.ndarray,
+                   index: Any) -> Any:
+    """The per-word table of a ΔLL (OLS or GAM fits alike): each held-out row's fold, both
+    log-densities, their difference, and the target model's prediction and residual."""
+    import pandas as pd
+
+    return pd.DataFrame({"fold": fold, "ll_baseline": baseline.log_density,
+                         "ll_target": target.log_density,
+                         "delta_ll": target.log_density - baseline.log_density,
+                         "rt_predicted": target.predicted,
+                         "rt_residual": y - target.predicted}, index=index)

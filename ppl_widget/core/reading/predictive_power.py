@@ -20,7 +20,13 @@ import pandas as pd
 from .fold_layout import FoldBy, lay_folds
 from .gam.formula import is_smooth_term
 from .gam.reading import edf_summary, gam_delta_parts
-from .held_out_ll import check_fold_sizes, check_full_rank, design_matrix, held_out_log_density
+from .held_out_ll import (
+    check_fold_sizes,
+    check_full_rank,
+    design_matrix,
+    held_out_log_density,
+    per_word_frame,
+)
 from .permutation import PermutationTest, check_resamples, sign_flip_test
 from .spillover import ReadingTimeError, as_names, build_design, check_columns, lag_name
 
@@ -207,12 +213,7 @@ def delta_ll(frame: pd.DataFrame, rt: str, target: str | Sequence[str],
     check_full_rank(x_target, names_target)
     base = held_out_log_density(design.y, design_matrix(design.columns, names_base), fold)
     full = held_out_log_density(design.y, x_target, fold)
-    per_word = pd.DataFrame({"fold": fold, "ll_baseline": base.log_density,
-                             "ll_target": full.log_density,
-                             "delta_ll": full.log_density - base.log_density,
-                             "rt_predicted": full.predicted,
-                             "rt_residual": design.y - full.predicted},
-                            index=frame.index[design.keep])
+    per_word = per_word_frame(design.y, base, full, fold, frame.index[design.keep])
     settings = {"rt": rt, "target": target, "baseline": baseline, "spillover": spillover,
                 "by": by_names, "folds": int(fold.max()), "folds_asked": folds,
                 "fold_by": fold_by, "seed": seed,

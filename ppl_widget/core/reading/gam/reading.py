@@ -7,6 +7,7 @@ from __future__ import annotations
 import pandas as pd
 
 from ..fold_layout import FoldBy, lay_folds
+from ..held_out_ll import per_word_frame
 from ..spillover import ReadingTimeError, build_design, check_columns, lag_name
 from .formula import Smooth, Term, as_terms, lagged
 from .held_out import gam_held_out_log_density
@@ -54,12 +55,7 @@ def gam_delta_parts(frame: pd.DataFrame, rt: str, target: list[str], baseline: l
     fit_target = _with_lags(target_terms + base_terms, spillover)
     base, base_edf = gam_held_out_log_density(design.y, design.columns, fit_base, fold)
     full, full_edf = gam_held_out_log_density(design.y, design.columns, fit_target, fold)
-    per_word = pd.DataFrame({"fold": fold, "ll_baseline": base.log_density,
-                             "ll_target": full.log_density,
-                             "delta_ll": full.log_density - base.log_density,
-                             "rt_predicted": full.predicted,
-                             "rt_residual": design.y - full.predicted},
-                            index=frame.index[design.keep])
+    per_word = per_word_frame(design.y, base, full, fold, frame.index[design.keep])
     smooth_edf = pd.concat([base_edf.assign(model="baseline"), full_edf.assign(model="target")],
                            ignore_index=True)
     smooth_edf = smooth_edf.reindex(columns=["model", "fold", "term", "edf"])
