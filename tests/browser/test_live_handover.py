@@ -103,8 +103,11 @@ def held_at(pg, ran: int) -> None:
 
 
 def set_text(pg, text: str) -> None:
-    pg.evaluate(f"t => {{ const l = {LIVE}; l.model.set('text', t); l.model.save_changes(); }}",
-                text)
+    """Set the page's text, and wait until its run has started (until then the page may still
+    say "done" of the text before)."""
+    runs = pg.evaluate(f"t => {{ const l = {LIVE}, n = l.timings.length; l.model.set('text', t);"
+                       " l.model.save_changes(); return n; }", text)
+    pg.wait_for_function(f"n => {LIVE}.timings.length > n", arg=runs, timeout=20_000)
 
 
 def status(pg) -> str:

@@ -96,23 +96,24 @@ def open_page(browser, site, scheme="light"):
 
 
 def shown(pg) -> dict:
-    """What the page's store holds once its run is done (float32 as the widget keeps it)."""
+    """What the page's store holds once its run is done (float32 as the widget keeps it).
+
+    The check and the read are one turn of the page's event loop: a run starting between a
+    check and a separate read would clear the drawn tokens under it."""
     # done, and drawn (the view draws in the next animation frame)
-    pg.wait_for_function(f"""() => {{
+    handle = pg.wait_for_function(f"""() => {{
         const live = document.querySelector('{BOX}').pplwLive;
-        return live && document.querySelector('.pplw-status').textContent === 'done' &&
-            document.querySelectorAll('.pplw-content .pplw-tok').length === live.view.store.length;
-    }}""", timeout=20_000)
-    return pg.evaluate(f"""() => {{
-        const live = document.querySelector('{BOX}').pplwLive;
+        if (!(live && document.querySelector('.pplw-status').textContent === 'done')) return null;
         const s = live.view.store, n = s.length;
+        const spans = document.querySelectorAll('.pplw-content .pplw-tok').length;
+        if (spans !== n) return null;
         return {{text: live.model.get('text'), model: live.model.get('settings').model,
                  ids: Array.from(s.token_ids.slice(0, n)),
                  start16: Array.from(s.start16.slice(0, n)),
                  surprisal: Array.from(s.surprisal.slice(0, n)),
-                 rank: Array.from(s.rank.slice(0, n)), spans: document.querySelectorAll(
-                 '.pplw-content .pplw-tok').length}};
-    }}""")
+                 rank: Array.from(s.rank.slice(0, n)), spans}};
+    }}""", timeout=20_000)
+    return handle.json_value()
 
 
 def same_as_python(got: dict, lm) -> None:
