@@ -16,6 +16,8 @@ if os.path.dirname(os.path.abspath(__file__)) not in sys.path:
 from run_plan import (  # noqa: E402, F401
     pytest_collection_modifyitems,
     pytest_configure,
+    pytest_runtest_logfinish,
+    pytest_runtest_logstart,
     pytest_runtest_setup,
     pytest_xdist_make_scheduler,
 )

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import time
 from pathlib import Path
 
 import pytest
@@ -86,6 +87,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    global _plugins
+    _plugins = config.pluginmanager
     if getattr(config.option, "dist", None) == "loadfile":
         config.option.loadscopereorder = False  # the order above, not the biggest files first
 
@@ -104,6 +107,24 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object | 
 
 
 _niced = False
+#: Where each test's worker, start and end go, one line per test, when set: the run's
+#: timeline, to see which worker finishes last and with what (docs/testing.md).
+TIMELINE = os.environ.get("PPL_WIDGET_TEST_TIMELINE")
+_started: dict[str, float] = {}
+_plugins: pytest.PytestPluginManager | None = None
+
+
+def pytest_runtest_logstart(nodeid: str, location: object) -> None:
+    # the controller of a distributed run hears of each test only as it ends: workers only
+    if TIMELINE and not (_plugins and _plugins.hasplugin("dsession")):  # xdist's controller
+        _started[nodeid] = time.time()
+
+
+def pytest_runtest_logfinish(nodeid: str, location: object) -> None:
+    if TIMELINE and nodeid in _started:
+        worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
+        with open(TIMELINE, "a") as f:  # one short line per write: appends do not interleave
+            f.write(f"{worker}\t{_started.pop(nodeid):.2f}\t{time.time():.2f}\t{nodeid}\n")
 
 
 def pytest_runtest_setup(item: pytest.Item) -> None:
