@@ -273,20 +273,30 @@ def test_dark_theme_renders(lab, page):
 HUNDRED_K = """\
 import random
 import torch
-from transformers import GPT2Config, GPT2LMHeadModel
-from ppl_widget import PerplexityWidget, load_model
+from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+from transformers import GPT2Config, GPT2LMHeadModel, PreTrainedTokenizerFast
+from ppl_widget import PerplexityWidget
 
-tokenizer = load_model().tokenizer  # the default model's tokenizer: real offsets
-torch.manual_seed(0)
-tiny = GPT2LMHeadModel(GPT2Config(  # fast: this test is about the page, not the model
-    vocab_size=len(tokenizer), n_positions=1024, n_embd=32, n_layer=1, n_head=2,
-    bos_token_id=tokenizer.bos_token_id, eos_token_id=tokenizer.eos_token_id))
 rng = random.Random(0)
 words = ("the of and to in is was for on that with as by at from his it an were are which "
          "this be or has had its also but first one their new after who they two her she "
          "language model token window stride perplexity surprisal entropy").split()
 lines = [" ".join(rng.choice(words) for _ in range(rng.randint(5, 40))) for _ in range(4300)]
 text = "\\n".join(lines)
+# a byte-level BPE trained on these words (a token per word, real offsets) and a tiny model:
+# this test is about the page, and a 49,152-token vocabulary's softmax took 43 s of it
+bpe = Tokenizer(models.BPE())
+bpe.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+bpe.decoder = decoders.ByteLevel()
+bpe.train_from_iterator(lines, trainers.BpeTrainer(
+    vocab_size=600, special_tokens=["<|endoftext|>"],
+    initial_alphabet=pre_tokenizers.ByteLevel.alphabet()))
+tokenizer = PreTrainedTokenizerFast(tokenizer_object=bpe, bos_token="<|endoftext|>",
+                                    eos_token="<|endoftext|>")
+torch.manual_seed(0)
+tiny = GPT2LMHeadModel(GPT2Config(
+    vocab_size=len(tokenizer), n_positions=1024, n_embd=32, n_layer=1, n_head=2,
+    bos_token_id=tokenizer.bos_token_id, eos_token_id=tokenizer.eos_token_id))
 n = len(tokenizer(text, add_special_tokens=False)["input_ids"])
 w = PerplexityWidget(text, (tiny, tokenizer), max_length=1024, stride=1024)
 w
