@@ -126,6 +126,12 @@ python -m ruff check .
 (cd js && npm test)
 # Two workers: the browser tests on one (one JupyterLab, one Chromium), the rest shared
 # out (tests/run_plan.py says which tests share a worker and which start first).
+# Each worker, and every kernel, server and process it starts, gets its share of the cores:
+# torch's OpenMP threads spin while they wait, so two workers' threads on two cores keep
+# taking the CPU from each other (four course notebooks run two at a time: 92 s at two
+# threads each, 45 s at one; docs/testing.md).
+CORES=$(nproc 2>/dev/null || echo 2)
+export OMP_NUM_THREADS="${OMP_NUM_THREADS:-$(( CORES / 2 > 1 ? CORES / 2 : 1 ))}"
 status=0
 python -m pytest -q -p no:cacheprovider -n 2 --dist loadfile --durations=25 "$@" || status=$?
 wait  # the background steps (a run of a few tests may not have needed them)
