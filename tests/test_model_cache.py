@@ -139,3 +139,21 @@ def test_the_onnx_exports_live_in_the_one_cache_folder(root, monkeypatch):
     assert path.parent.parent == root / model_cache.ONNX_DIR
     assert [e.source for e in model_cache.cache_entries()] == [
         "ONNX export for a live page (fp32)"]
+
+
+def test_cache_lists_and_clears_the_downloaded_data_too(root, capsys):
+    """Reading-time data downloaded into the cache (no local copy) is listed, a line per
+    file, and removed by --clear; a local copy elsewhere is never touched."""
+    from ppl_widget.scoring.datasets import fetch
+
+    data = root / fetch.CACHE_DIR / "xlang" / "en.csv"
+    data.parent.mkdir(parents=True)
+    data.write_bytes(b"x" * 2_000_000)
+    assert [(e.model, e.source, e.size_bytes, e.path) for e in fetch.cached_data()] == [
+        ("data", "xlang/en.csv", 2_000_000, data)]
+    assert main(["cache"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines == [f"data  xlang/en.csv  2.0 MB  {data}", f"total 2.0 MB in 1 entry in {root}"]
+    assert main(["cache", "--clear"]) == 0
+    assert capsys.readouterr().out.splitlines()[0] == f"removed data  xlang/en.csv  2.0 MB  {data}"
+    assert not (root / fetch.CACHE_DIR).exists() and fetch.cached_data() == []

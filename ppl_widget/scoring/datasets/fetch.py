@@ -12,6 +12,7 @@ import hashlib
 import io
 import json
 import os
+import shutil
 import tempfile
 import urllib.error
 import urllib.request
@@ -19,7 +20,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from ..kinds.model_cache import cache_root
+from ..kinds.model_cache import CacheEntry, cache_root
 
 #: the folder holding ``meco/`` and ``xlang/`` (a copy of the data a user already has)
 ENV = "PPL_WIDGET_DATA"
@@ -115,6 +116,22 @@ def data_file(relpath: str, *, path: str | os.PathLike | None = None,
                   file["sha256"], f"{relpath} made from {url}", "nothing was kept")
     _write_whole(cached, data)
     return cached
+
+
+def cached_data() -> list[CacheEntry]:
+    """The data files downloaded into the package cache, one entry per file (what
+    ``ppl-widget cache`` lists beside the models)."""
+    folder = cache_root() / CACHE_DIR
+    files = sorted(f for f in folder.rglob("*") if f.is_file()) if folder.is_dir() else []
+    return [CacheEntry("data", f.relative_to(folder).as_posix(), f.stat().st_size, f)
+            for f in files]
+
+
+def clear_data() -> list[CacheEntry]:
+    """Remove the downloaded data (the next load downloads it again); what was removed."""
+    removed = cached_data()
+    shutil.rmtree(cache_root() / CACHE_DIR, ignore_errors=True)
+    return removed
 
 
 def fetch_url(url: str) -> bytes:
