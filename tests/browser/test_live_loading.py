@@ -14,6 +14,7 @@ import threading
 
 import numpy as np
 import pytest
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from ppl_widget import NGramModel, export_live_page, score
 
@@ -84,15 +85,37 @@ def open_page(browser, url, scheme="light", later_visit=False):
     reloaded once the worker is active, as a reader's next visit (isolated from the start)."""
     context = browser.new_context(viewport={"width": 1200, "height": 800}, color_scheme=scheme)
     pg = context.new_page()
-    pg.urls, pg.errors = [], []
+    pg.urls, pg.errors, pg.console = [], [], []
     context.on("request", lambda r: pg.urls.append(r.url))
+    context.on("requestfailed", lambda r: pg.console.append(f"failed {r.url}: {r.failure}"))
     pg.on("pageerror", lambda e: pg.errors.append(str(e)))
+    pg.on("console", lambda m: pg.console.append(f"{m.type}: {m.text}"))
     pg.goto(url + "index.html")
     if later_visit:
         pg.wait_for_function(WORKER_ACTIVE, timeout=20_000)
         pg.reload()
-        pg.wait_for_function("() => window.crossOriginIsolated === true", timeout=20_000)
+        try:
+            pg.wait_for_function("() => window.crossOriginIsolated === true", timeout=20_000)
+        except PlaywrightTimeout as e:
+            # an isolated document comes in a new renderer process; a wait begun across
+            # that swap may watch the document before it: read the page as it is now
+            state = isolation_state(pg)
+            if not state["isolated"]:
+                raise AssertionError(f"not isolated after the reload: {state}") from e
     return context, pg
+
+
+def isolation_state(pg) -> dict:
+    """What a page that stayed unisolated shows: its URL, whether the worker controls it,
+    the headers its document came with, the page's errors and console."""
+    state = pg.evaluate("""async () => {
+        const r = await navigator.serviceWorker.getRegistration();
+        return {url: location.href, title: document.title, isolated: window.crossOriginIsolated,
+                controlled: !!navigator.serviceWorker.controller,
+                worker: r && r.active ? r.active.state : null,
+                body: (document.body ? document.body.innerText : '').slice(0, 200)}; }""")
+    return {**state, "errors": pg.errors, "console": pg.console[-10:],
+            "requests": pg.urls[-15:]}
 
 
 def wait_done(pg, model: str, timeout=60_000):
