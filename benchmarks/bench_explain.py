@@ -42,17 +42,11 @@ def best_time(fn: Any, repeats: int) -> tuple[float, Any]:
 
 def text_of(lm: Any, source: str, n_tokens: int) -> str:
     """The shortest prefix of ``source`` (cut at a space) with at least ``n_tokens`` tokens."""
-    words = source.split(" ")
+    from bench_live_page import text_of_tokens
+
     if len(lm.tokenizer(source)["input_ids"]) < n_tokens:
         raise SystemExit(f"the text has fewer than {n_tokens} tokens")
-    lo, hi = 1, len(words)  # the fewest words that hold n_tokens tokens
-    while lo < hi:
-        mid = (lo + hi) // 2
-        if len(lm.tokenizer(" ".join(words[:mid]))["input_ids"]) >= n_tokens:
-            hi = mid
-        else:
-            lo = mid + 1
-    return " ".join(words[:lo])
+    return text_of_tokens(lm, source, n_tokens)
 
 
 def forward_backward(lm: Any, ids: list[int]) -> float:
