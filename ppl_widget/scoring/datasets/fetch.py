@@ -13,14 +13,13 @@ import io
 import json
 import os
 import shutil
-import tempfile
 import urllib.error
 import urllib.request
 from functools import cache
 from pathlib import Path
 from typing import Any
 
-from ..kinds.model_cache import CacheEntry, cache_root
+from ..kinds.model_cache import CacheEntry, cache_root, write_whole
 
 #: the folder holding ``meco/`` and ``xlang/`` (a copy of the data a user already has)
 ENV = "PPL_WIDGET_DATA"
@@ -114,7 +113,7 @@ def data_file(relpath: str, *, path: str | os.PathLike | None = None,
     _check(raw, want, f"the download of {url}", "nothing was kept; try again later")
     data = _check(select_columns(raw, file["columns"]) if "columns" in file else raw,
                   file["sha256"], f"{relpath} made from {url}", "nothing was kept")
-    _write_whole(cached, data)
+    write_whole(cached, data)
     return cached
 
 
@@ -155,16 +154,3 @@ def select_columns(raw: bytes, columns: list[str]) -> bytes:
     for row in rows:
         writer.writerow([row[i] for i in index])
     return out.getvalue().encode("utf-8")
-
-
-def _write_whole(target: Path, data: bytes) -> None:
-    """Written under a temporary name, then renamed: a reader never sees half a file."""
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".tmp-", suffix=target.suffix)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-        os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise

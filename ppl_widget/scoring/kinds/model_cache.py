@@ -180,12 +180,17 @@ def _read_json(path: Path) -> dict:
 
 
 def _write_json(path: Path, data: dict) -> None:
-    """Whole or not at all: a concurrent reader never sees half a file."""
+    write_whole(path, json.dumps(data, indent=1).encode("utf-8"))
+
+
+def write_whole(path: Path, data: bytes) -> None:
+    """Whole or not at all (a temporary name in the folder, then a rename): a concurrent
+    reader never sees half a file."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".json")
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=path.suffix)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            json.dump(data, f, indent=1)
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(OSError):
