@@ -18,6 +18,14 @@ def check_positive(name: str, value: Any) -> int:
     return int(value)
 
 
+def check_columns(chart: str, frame: Any, needed: list[str]) -> None:
+    """Every column a chart draws is in its frame (rule: name the missing ones, and the
+    columns there are)."""
+    missing = [c for c in needed if c not in frame.columns]
+    if missing:
+        raise ValueError(f"{chart}: no column(s) {missing} (columns: {list(frame.columns)})")
+
+
 def rolling_mean(x: np.ndarray, window: int) -> np.ndarray:
     """Trailing mean over the last ``window`` values (fewer at the start)."""
     window = check_positive("window", window)

@@ -12,11 +12,12 @@ from typing import Any
 import pandas as pd
 
 from ...core.reading.languages import language_name
+from .chart_data import check_columns
 from .charts import _alt, _title
+from .charts_reading import GREY, Z95
 
 #: the linear fit and the smooth (the paper's blue and green, mid-tones for both themes)
 FIT_COLOURS = {"linear": "#6488d6", "non-linear": "#29bc8b"}
-Z95 = 1.96
 
 
 def _fit_scale(alt: Any) -> Any:
@@ -26,9 +27,7 @@ def _fit_scale(alt: Any) -> Any:
 def _check(frame: Any, needed: list[str], chart: str) -> pd.DataFrame:
     if not isinstance(frame, pd.DataFrame):
         raise TypeError(f"{chart}: needs a DataFrame, not {type(frame).__name__}")
-    missing = [c for c in needed if c not in frame.columns]
-    if missing:
-        raise ValueError(f"{chart}: no column(s) {missing} (columns: {list(frame.columns)})")
+    check_columns(chart, frame, needed)
     return frame
 
 
@@ -123,7 +122,7 @@ def link_dll_chart(rows: pd.DataFrame, *, by: str = "lang", width: int | None = 
            alt.Tooltip("test:N", title="test")]
     base = alt.Chart().encode(x=x, xOffset=alt.XOffset("fit:N", sort=list(FIT_COLOURS)),
                               color=colour)
-    zero = alt.Chart().mark_rule(color="#8c8c8c", strokeDash=[4, 4]).encode(
+    zero = alt.Chart().mark_rule(color=GREY, strokeDash=[4, 4]).encode(
         y=alt.datum(0)).transform_aggregate(rows="count()")
     bars = base.mark_rule(strokeWidth=2).encode(
         y=alt.Y("low:Q", title="ΔLL (nats per word)"), y2="high:Q", tooltip=tip)

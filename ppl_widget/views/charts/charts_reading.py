@@ -14,7 +14,7 @@ import pandas as pd
 
 from ...core.reading.languages import language_name
 from ..reading_view import pick, surprisal_factor
-from .chart_data import check_positive, quantile_bin_means
+from .chart_data import check_columns, check_positive, quantile_bin_means
 from .charts import _alt, _title, check_unit
 
 #: The fitted line's colour when there is one series (reads on light and dark).
@@ -63,10 +63,7 @@ def linking_chart(per_word: pd.DataFrame, *, rt: str = "rt_value",
         surprisal = "surprisal_bits" if "surprisal_bits" in frame.columns else "surprisal"
     if series is None and "model" in frame.columns:
         series = "model"
-    missing = [c for c in (rt, surprisal, series) if c is not None and c not in frame.columns]
-    if missing:
-        raise ValueError(f"linking_chart: no column(s) {missing} (columns: "
-                         f"{list(frame.columns)})")
+    check_columns("linking_chart", frame, [c for c in (rt, surprisal, series) if c is not None])
     to_unit = surprisal_factor(surprisal, surprisal_in) * f
     x = pd.to_numeric(frame[surprisal]).to_numpy(dtype=float) * to_unit
     y = pd.to_numeric(frame[rt]).to_numpy(dtype=float)
@@ -173,10 +170,7 @@ def quality_power_chart(results: Any, *, x: str | None = None, y: str = "delta_l
     if width is None:
         width = 240 if facet else 440
     used = [c for c in (x, y, low, high, color, facet, label) if c is not None]
-    missing = [c for c in used if c not in frame.columns]
-    if missing:
-        raise ValueError(f"quality_power_chart: no column(s) {missing} (columns: "
-                         f"{list(frame.columns)})")
+    check_columns("quality_power_chart", frame, used)
     data = frame[list(dict.fromkeys(used))].copy()
     for c in (x, y, low, high):
         data[c] = pd.to_numeric(data[c])
