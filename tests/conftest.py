@@ -26,10 +26,11 @@ from run_plan import (  # noqa: E402, F401
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 # the reading-time data: the shared copy beside the repository (tests/meco_data.py), for
 # the tests and the notebooks they run (their kernels inherit it); nothing is downloaded
-_SHARED_DATA = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
-                            os.pardir, "shared", "data")
-if not os.environ.get("PPL_WIDGET_DATA") and os.path.isdir(_SHARED_DATA):
-    os.environ["PPL_WIDGET_DATA"] = os.path.normpath(_SHARED_DATA)
+from meco_data import ENV as _DATA_ENV  # noqa: E402
+from meco_data import SHARED as _SHARED_DATA  # noqa: E402
+
+if not os.environ.get(_DATA_ENV) and _SHARED_DATA.is_dir():
+    os.environ[_DATA_ENV] = str(_SHARED_DATA)
 
 CORPUS = [
     "The quick brown fox jumps over the lazy dog.",
