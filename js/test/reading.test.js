@@ -83,6 +83,8 @@ test("each text's ΔLL: the mean over its words in the regression, beside its he
   assert.deepEqual(textHeading("3", 180, { used: 178, mean: 0.0123 }), ["text 3 · 180 words", "ΔLL +0.0123 nats/word over its 178 words in the regression"]);
   assert.deepEqual(textHeading("1", 2107, { used: 0, mean: null }), ["text 1 · 2,107 words", ""]);
   assert.equal(nats(-0.00012), "−0.0001 nats"); // the typographic minus of fmtFixed
+  assert.equal(nats(0.00001), "0.0000 nats"); // no sign on a value that rounds to zero, either way
+  assert.equal(nats(-0.00001), "0.0000 nats");
   assert.equal(wordDetails(data, groups, 1).deltaLL, 0.02);
   assert.equal(wordDetails(data, groups, 0).deltaLL, null);
 });

@@ -8,7 +8,7 @@
 // gain in held-out log-likelihood (nats), null for a word left out of the regression.
 
 import { binFor, binOfT, GAIN_BINS, GAIN_HALF } from "../colors.js";
-import { fmtFixed, fmtInt, MISSING } from "../format.js";
+import { fmtInt, fmtSigned, MISSING } from "../format.js";
 
 export const COLOR_BY = Object.freeze({
   surprisal: "surprisal",
@@ -161,7 +161,7 @@ export function groupRuns(data) {
 }
 
 /** A signed ΔLL in nats ("+0.0123 nats"). */
-export const nats = (x) => (x == null ? MISSING : `${x > 0 ? "+" : ""}${fmtFixed(x, 4)} nats`);
+export const nats = (x) => (x == null ? MISSING : `${fmtSigned(x, 4)} nats`);
 
 /** A text's heading: "text 3 · 180 words", and (when its words carry a ΔLL) the text's
  * ΔLL beside it; "" when none does. */

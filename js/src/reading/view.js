@@ -6,7 +6,7 @@
 
 import { h, setText } from "../dom.js";
 import { divergingRamp, GAIN_BINS, legendFor, NBINS, palette } from "../colors.js";
-import { displayToken, fmtFixed, fmtInt, MISSING } from "../format.js";
+import { displayToken, fmtFixed, fmtInt, fmtSigned, MISSING } from "../format.js";
 import { ItemTips } from "../item_tips.js";
 import { legendStrip } from "../legend_strip.js";
 import { ModelListeners } from "../lifecycle.js";
@@ -16,8 +16,7 @@ import { asUnit, unitSelect } from "../units.js";
 import { barFraction, COLOR_BY, groupRuns, nats, readingLegend, scales, textDeltaLL, textHeading, wordBin, wordDetails } from "./data.js";
 
 const ms = (x) => (x == null ? MISSING : `${fmtFixed(x, 0)} ms`);
-const signedMs = (x) => (x == null ? MISSING : `${x > 0 ? "+" : ""}${fmtFixed(x, 0)} ms`);
-
+const signedMs = (x) => (x == null ? MISSING : `${fmtSigned(x, 0)} ms`);
 
 export class ReadingView {
   constructor(model, el) {
