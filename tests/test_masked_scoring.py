@@ -179,3 +179,17 @@ def test_heads_of_other_shapes_read_only_the_target_rows_exactly(masked, family)
     result = score(TEXT, lm, pll_metric="within_word_l2r")
     reference = brute_pll(model, tok, TEXT, "within_word_l2r")
     assert np.abs(np.asarray(result.surprisal) - reference).max() < TOL
+
+
+def test_the_family_comes_from_the_config_architectures():
+    from ppl_widget.scoring.kinds.model_sources import model_family
+
+    assert model_family(["BertForMaskedLM"]) == "masked"
+    assert model_family(["RobertaForMaskedLM"]) == "masked"
+    assert model_family(["DebertaV2ForMaskedLM"]) == "masked"
+    assert model_family(["BertLMHeadModel"]) == "causal"  # BERT trained as a decoder
+    assert model_family(["XLMWithLMHeadModel"]) == "causal"  # in both tables: as before
+    assert model_family(["LlamaForCausalLM"]) == "causal"
+    assert model_family(None) == "causal"  # no architectures named: as before
+    assert model_family(["MyRemoteCodeModel"]) == "causal"  # custom code: as before
+    assert model_family(["BertModel"]) == "no-head"
