@@ -9,7 +9,8 @@ benchmarks/texts.  The text: the first ``--tokens`` tokens of those texts, one w
 for both tools (minicons scores a text in one call of one masked copy per token).
 Both run float32 on ``--device`` (``--dtype`` sets score()'s: its default on a GPU is
 bfloat16); minicons is timed with ``rank=True`` too (score() gives each token's rank,
-entropy and top-k as well).  Each time is the best of ``--repeats`` runs.
+entropy and top-k as well).  Each time is the best of ``--repeats`` runs, taken in
+turns.
 
     python benchmarks/bench_masked.py [--shape small] [--tokens 128] [--device cpu]
     python benchmarks/bench_masked.py --device cuda --shape base --tokens 400
@@ -73,19 +74,22 @@ def text_of(tok: Any, n_tokens: int) -> str:
     raise SystemExit(f"the benchmark texts have fewer than {n_tokens} tokens")
 
 
-def best_time(fn: Any, repeats: int, cuda: bool) -> tuple[float, Any]:
+def best_times(fns: dict[str, Any], repeats: int, cuda: bool) -> dict[str, tuple[float, Any]]:
+    """Each function's best time of ``repeats`` runs and its last output; the runs take
+    turns (A, B, C, A, B, C, ...), so a shared machine's load changes weigh on all."""
     import torch
 
-    best, out = float("inf"), None
+    best: dict[str, tuple[float, Any]] = {k: (float("inf"), None) for k in fns}
     for _ in range(repeats):
-        if cuda:
-            torch.cuda.synchronize()
-        t0 = time.perf_counter()
-        out = fn()
-        if cuda:
-            torch.cuda.synchronize()
-        best = min(best, time.perf_counter() - t0)
-    return best, out
+        for name, fn in fns.items():
+            if cuda:
+                torch.cuda.synchronize()
+            t0 = time.perf_counter()
+            out = fn()
+            if cuda:
+                torch.cuda.synchronize()
+            best[name] = (min(best[name][0], time.perf_counter() - t0), out)
+    return best
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -121,11 +125,12 @@ def main(argv: list[str] | None = None) -> None:
         out = mlm.token_score([text], surprisal=True, rank=rank, PLL_metric=args.metric)
         return np.asarray([t[1] for t in out[0]])
 
-    t_mc, s_mc = best_time(lambda: theirs(False), args.repeats, cuda)
-    t_mc_rank, _ = best_time(lambda: theirs(True), args.repeats, cuda)
     lm = load_model((model, tok), device=args.device, dtype=args.dtype)
-    t_ours, result = best_time(lambda: score(text, lm, pll_metric=args.metric,
-                                             batch_size=batch), args.repeats, cuda)
+    times = best_times({"minicons": lambda: theirs(False), "ranks": lambda: theirs(True),
+                        "ours": lambda: score(text, lm, pll_metric=args.metric,
+                                              batch_size=batch)}, args.repeats, cuda)
+    (t_mc, s_mc), (t_mc_rank, _), (t_ours, result) = (times["minicons"], times["ranks"],
+                                                      times["ours"])
     diff = float(np.abs(np.asarray(result.surprisal) - s_mc).max())
     where = torch.cuda.get_device_name() if cuda else platform.processor() or "cpu"
     print(f"masked LM: random BERT '{args.shape}' ({model.num_parameters() / 1e6:.0f}M "
