@@ -3,6 +3,7 @@
 import { contextCount } from "./context.js";
 import { h, setText } from "./dom.js";
 import { fmtExact, fmtInt, fmtMetric } from "./format.js";
+import { objectiveLabels } from "./objective.js";
 
 const PPL_UNITS = [
   ["token_ppl", "token"],
@@ -13,10 +14,11 @@ const PPL_UNITS = [
 
 function section(title, extra) {
   const badge = h("span", { class: "pplw-badge", attrs: { hidden: true } });
-  const head = h("div", { class: "pplw-sec-head" }, h("span", { class: "pplw-sec-title", text: title }), extra || null, badge);
+  const titleEl = h("span", { class: "pplw-sec-title", text: title });
+  const head = h("div", { class: "pplw-sec-head" }, titleEl, extra || null, badge);
   const body = h("div", { class: "pplw-sec-body" });
   const el = h("section", { class: "pplw-sec" }, head, body);
-  return { el, head, body, badge };
+  return { el, head, body, badge, titleEl };
 }
 
 function setValue(el, x, fmt = fmtMetric) {
@@ -87,6 +89,8 @@ export class MetricsPanel {
     const s = section("Perplexity");
     this.el = s.el;
     this.badge = s.badge;
+    this.title = s.titleEl;
+    this.labels = objectiveLabels(null);
     this.grid = pplGrid(false);
     this.kv = kvList([
       ["bpt", "bits / token"],
@@ -99,6 +103,16 @@ export class MetricsPanel {
     this.counts = h("div", { class: "pplw-counts" });
     this.given = h("div", { class: "pplw-given", attrs: { hidden: true } });
     s.body.append(this.given, this.grid.el, this.kv.el, this.counts);
+  }
+
+  /** Name the numbers as the result's objective does (core/objective.py's rule): a
+   * masked LM's are pseudo-perplexities, its total a pseudo-NLL (−PLL). */
+  setObjective(settings) {
+    const labels = objectiveLabels(settings);
+    this.labels = labels;
+    setText(this.title, labels.title);
+    this.title.title = labels.pseudo ? `pseudo-log-likelihood (${labels.metric}): every token masked and read from both sides` : "";
+    this.kv.label("nll", `total ${labels.nll}`);
   }
 
   /** "given a context of N tokens" when the text was scored as a continuation. */
@@ -165,9 +179,16 @@ export class SelectionPanel {
       ["bpc", "bits / char"],
       ["nll", "NLL"],
     ]);
+    this.labels = objectiveLabels(null);
     s.body.append(this.meta, this.grid.el, this.kv.el);
     this.el.classList.add("pplw-sel");
     this.el.hidden = true;
+  }
+
+  /** Name the selection's numbers as the result's objective does (pseudo- for PLL). */
+  setObjective(settings) {
+    this.labels = objectiveLabels(settings);
+    this.kv.label("nll", this.labels.nll);
   }
 
   /** sel: null or {i0, i1, a, b, metrics}. */
@@ -196,6 +217,12 @@ export function describeSettings(st) {
     if (v !== undefined && v !== null && v !== "") out.push([k, String(v)]);
   };
   add("model", st.model);
+  const labels = objectiveLabels(st);
+  if (labels.pseudo) {
+    // a masked LM's pseudo-log-likelihood: the objective and its metric, named
+    add("objective", "pseudo-log-likelihood (every token masked, read from both sides)");
+    add("PLL metric", labels.metric);
+  }
   add("compared with", st.compared_with); // a divergence view's other model
   // a model that reads no window (an n-gram model: its last n-1 symbols) has no window,
   // device or dtype worth a line

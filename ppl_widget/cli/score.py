@@ -10,6 +10,7 @@ import sys
 from typing import TextIO
 
 from ..core.metrics import METRIC_KEYS
+from ..core.objective import objective_labels
 from ..core.validation import check_text
 from .load_bar import load_with_bar
 from .options import add_protocol_option, add_score_options, check_counts, protocol_lines
@@ -68,7 +69,12 @@ def format_metrics(metrics: dict, conventions: str = "") -> str:
         "byte_ppl": "perplexity / byte", "bits_per_token": "bits / token",
         "bits_per_char": "bits / character", "bits_per_byte": "bits / byte",
     }
-    lines = []
+    named = objective_labels(metrics)  # a PLL result's metrics say so (core/objective.py)
+    if named["pseudo"]:
+        labels.update(total_nll="pseudo-NLL (nats)", **{
+            f"{u}_ppl": f"pseudo-PPL / {w}" for u, w in
+            (("token", "token"), ("word", "word"), ("char", "character"), ("byte", "byte"))})
+    lines = [f"{named['title']} ({named['metric']})"] if named["pseudo"] else []
     for key in METRIC_KEYS:
         value = metrics[key]
         shown = f"{value:,}" if isinstance(value, int) else f"{value:,.6g}"

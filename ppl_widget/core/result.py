@@ -16,6 +16,7 @@ import numpy as np
 
 from .jsonable import float_of_json, json_safe
 from .metrics import LN2, summarize, unigram_normalized_perplexity
+from .objective import is_pll, objective_metrics, pseudo_note
 from .providers import provider
 from .text_units import TextUnits
 from .tokens import TOKEN_ARRAYS, empty_token_arrays, tokens_in_span  # importable here too
@@ -136,7 +137,7 @@ class ScoreResult:
         out = summarize(nll[j] - nll[i], j - i, w, c, b)
         n_eos = int(self.is_eos[i:j].sum())
         out.update(n_eos=n_eos, n_unscored_tokens=len(self.unscored_token_ids),
-                   partial=self.partial)
+                   partial=self.partial, **objective_metrics(self.settings))
         return out
 
     def metrics(self, *, upto: int | None = None, span: tuple[int, int] | None = None,
@@ -149,7 +150,10 @@ class ScoreResult:
         (a token that holds only the tail of a character, and EOS, go with
         the token before them).  Denominators count the units of the scored
         text (a word counts where it starts), plus one of each for a scored
-        EOS; keys ``n_eos`` and ``n_unscored_tokens`` state the conventions.
+        EOS; keys ``n_eos`` and ``n_unscored_tokens`` state the conventions.  A result
+        scored by pseudo-log-likelihood (a masked LM) keeps these keys and adds
+        ``objective="pll"``, ``pll_metric`` and ``perplexity_label="pseudo-perplexity"``
+        (``core/objective.py``).
 
         ``unigram=``: a ``Unigram`` (or a text / list of texts, counted with this
         result's tokenizer) adds ``pplu`` and ``unigram_ppl``.  ``ci=0.95`` adds
@@ -246,6 +250,7 @@ class ScoreResult:
         protocol = s.get("protocol", "exact")
         first = (f"protocol {protocol}: {len(self.unscored_token_ids)} tokens not scored by "
                  f"the protocol" if protocol != "exact" else
+                 pseudo_note(s) + ", special tokens read, not scored" if is_pll(s) else
                  "first token scored after the context" if self.context is not None else
                  "first token scored after the prefix token"
                  if s.get("prefix") == "bos" else
@@ -377,7 +382,9 @@ class ScoreResult:
     def __repr__(self) -> str:
         m = self.metrics()
         state = "partial " if self.partial else ""
-        return (f"<{state}ScoreResult: {m['n_tokens']}/{self.total_tokens} tokens, "
+        pseudo = (f" of pseudo-perplexity (PLL, {m['pll_metric']})" if is_pll(self.settings)
+                  else "")
+        return (f"<{state}ScoreResult{pseudo}: {m['n_tokens']}/{self.total_tokens} tokens, "
                 f"token_ppl={m['token_ppl']:.4g}, word_ppl={m['word_ppl']:.4g}, "
                 f"bits_per_byte={m['bits_per_byte']:.4g}>")
 
