@@ -232,15 +232,17 @@ export function describeSettings(st) {
     // line wraps only between the two settings
     out.push(["window", `max_length${NBSP}${st.max_length ?? "—"} · stride${NBSP}${st.stride ?? "—"}`]);
   }
-  if ("prefix" in st) add("prefix", st.prefix == null ? "none" : st.prefix);
+  // a masked LM has no BOS, EOS or unscored first token: its special tokens frame each window
+  if (labels.pseudo) add("special tokens", "around every window: read, never scored");
+  else if ("prefix" in st) add("prefix", st.prefix == null ? "none" : st.prefix);
   if (st.prefix_every_window) add("BOS", "in every window");
   if (st.context != null) add("context", `${contextCount(st)?.label ?? "? tokens"}, read, not scored`);
-  if ("add_eos" in st || "eos_scored" in st) {
+  if (!labels.pseudo && ("add_eos" in st || "eos_scored" in st)) {
     out.push(["EOS", st.eos_scored ? "scored" : st.add_eos ? "added, not scored" : "not added"]);
   }
   const protocol = st.protocol && st.protocol !== "exact" ? st.protocol : null;
   if (protocol) add("protocol", protocol);
-  if (st.n_unscored != null) {
+  if (st.n_unscored != null && !(labels.pseudo && st.n_unscored === 0)) {
     const n = `${st.n_unscored} token${st.n_unscored === 1 ? "" : "s"}`;
     add("unscored", protocol ? `${n} not scored by the protocol` : `${n} at start`);
   }
@@ -260,6 +262,8 @@ let panelCounter = 0;
 const NBSP = "\u00a0";
 /** The settings controls that set the window: hidden for a model that reads none. */
 export const WINDOW_CONTROLS = ["max_length", "stride", "prefix_every_window"];
+/** The controls of the BOS token: hidden for a masked LM (its special tokens are its own). */
+export const PREFIX_CONTROLS = ["prefix", "prefix_every_window"];
 
 /** A control's text -> a number when it is one, null when empty, else the text itself. */
 export function parseControl(raw) {
@@ -365,7 +369,11 @@ export class SettingsPanel {
   setSettings(settings) {
     // a model with no window (an n-gram model) has no window to set
     const windowless = !!settings && settings.windowless === true;
-    for (const name of WINDOW_CONTROLS) this.fields[name].hidden = windowless;
+    // a masked LM reads its own special tokens around every window: no BOS to choose
+    const pseudo = objectiveLabels(settings).pseudo;
+    for (const name of Object.keys(this.fields)) {
+      this.fields[name].hidden = (windowless && WINDOW_CONTROLS.includes(name)) || (pseudo && PREFIX_CONTROLS.includes(name));
+    }
     const rows = describeSettings(settings);
     if (!rows.length) {
       this.list.replaceChildren(h("span", { class: "pplw-kv-k", text: "no settings reported yet" }));

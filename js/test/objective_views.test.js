@@ -9,7 +9,7 @@ import { installFakeDocument } from "./fake_dom.js";
 
 installFakeDocument();
 
-const { MetricsPanel, SelectionPanel, describeSettings } = await import("../src/panel.js");
+const { MetricsPanel, SelectionPanel, SettingsPanel, describeSettings } = await import("../src/panel.js");
 const { Tooltip, tokenDetails, unitDetails } = await import("../src/tooltip.js");
 const { Toolbar } = await import("../src/toolbar.js");
 const { legendFor } = await import("../src/colors.js");
@@ -43,6 +43,22 @@ test("the settings list names the objective and the PLL metric; a causal one has
   assert.equal(original["PLL metric"], "PLL, original (Salazar et al. 2020)");
   const causal = Object.fromEntries(describeSettings(CAUSAL));
   assert.ok(!("PLL metric" in causal) && !("objective" in causal));
+  // no BOS, EOS or unscored first token: the special tokens frame every window
+  const masked = Object.fromEntries(describeSettings({ ...PLL, prefix: null, add_eos: false, n_unscored: 0 }));
+  assert.equal(masked["special tokens"], "around every window: read, never scored");
+  assert.ok(!("prefix" in masked) && !("EOS" in masked) && !("unscored" in masked), JSON.stringify(masked));
+  const plain = Object.fromEntries(describeSettings({ ...CAUSAL, prefix: null, add_eos: false, n_unscored: 1 }));
+  assert.equal(plain.prefix, "none");
+  assert.equal(plain.unscored, "1 token at start");
+});
+
+test("the settings panel hides the BOS controls for a masked LM, shows them for a causal one", () => {
+  const panel = new SettingsPanel(() => {});
+  panel.setSettings(PLL);
+  for (const name of ["prefix", "prefix_every_window"]) assert.equal(panel.fields[name].hidden, true, name);
+  assert.equal(panel.fields.max_length.hidden, false);
+  panel.setSettings(CAUSAL);
+  for (const name of ["prefix", "prefix_every_window", "max_length"]) assert.equal(panel.fields[name].hidden, false, name);
 });
 
 function store() {
