@@ -99,6 +99,27 @@ class ScoringModel(Protocol):
         ...
 
 
+@runtime_checkable
+class PlansOwnWindows(Protocol):
+    """A ``ScoringModel`` that lays out its own windows instead of the causal rule
+    (``core/windows.py``): a masked language model, whose every token is a target read
+    from both sides (``masked/masked_model.py``, two-sided windows in
+    ``core/masked_windows.py``).  ``score``/``stream`` then tokenize the text with no
+    prefix token and every token a target, and take the kind's plan."""
+
+    def check_run(self, *, pll_metric: Any, protocol: str, add_eos: bool, context: Any,
+                  prefix_every_window: bool) -> dict[str, Any]:
+        """The run's options by the kind's rules (a ValueError naming the rule broken);
+        the settings the kind adds to the result (``objective``, ...)."""
+        ...
+
+    def plan_windows(self, prep: Any, max_length: int, stride: int,
+                     settings: dict[str, Any]) -> list[Any]:
+        """The batches' items for the prepared text (``runner.prepare.Prepared``): objects
+        with ``Window``'s fields whose targets tile the text's targets in order."""
+        ...
+
+
 class HostForward:
     """The parts of a ``ScoringForward`` a kind that computes on the host shares:
     no batches in flight (``submit`` scores at once), no b(i).  A subclass sets

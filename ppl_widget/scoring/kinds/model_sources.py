@@ -70,18 +70,71 @@ def _hub_reachable(timeout: float) -> str | None:
     return None
 
 
+def model_family(architectures: Any) -> str:
+    """What a model's config says it is, by its ``architectures`` and transformers' own
+    tables of the Auto classes: ``"causal"`` (an ``AutoModelForCausalLM`` class, or no
+    architectures named: scored as a causal LM as before), ``"masked"`` (an
+    ``AutoModelForMaskedLM`` class only: BertForMaskedLM, RobertaForMaskedLM, ...), or
+    ``"no-head"`` (named classes, none with a language-model head: BertModel, ...).
+    The one place that picks a model's family; ``auto_class`` maps it to its class."""
+    from transformers.models.auto.modeling_auto import (
+        MODEL_FOR_CAUSAL_LM_MAPPING_NAMES,
+        MODEL_FOR_MASKED_LM_MAPPING_NAMES,
+    )
+
+    names = set(architectures or ())
+    if not names or names & set(MODEL_FOR_CAUSAL_LM_MAPPING_NAMES.values()):
+        return "causal"
+    if names & set(MODEL_FOR_MASKED_LM_MAPPING_NAMES.values()):
+        return "masked"
+    known = set().union(*(_all_auto_architectures()))
+    return "no-head" if names <= known else "causal"  # a custom class: as before
+
+
+def _all_auto_architectures() -> list[set[str]]:
+    """Every class name in transformers' Auto tables (to tell a known headless
+    architecture from a custom one)."""
+    from transformers.models.auto import modeling_auto
+
+    return [set(v for v in table.values() if isinstance(v, str))
+            for name, table in vars(modeling_auto).items()
+            if name.startswith("MODEL_") and name.endswith("_MAPPING_NAMES")]
+
+
+def auto_class(family: str, spec: str, architectures: Any) -> Any:
+    """The transformers Auto class that loads a model of ``family``
+    (``model_family``); a ModelLoadError naming the rule for a model without an LM
+    head."""
+    import transformers
+
+    if family == "masked":
+        return transformers.AutoModelForMaskedLM
+    if family == "no-head":
+        shown = ", ".join(sorted(architectures))
+        raise ModelLoadError(
+            f"{spec!r} is a {shown}: a model without a language-model head, so it predicts "
+            "no tokens. Scoring needs a causal LM (an AutoModelForCausalLM architecture, "
+            "e.g. GPT2LMHeadModel) or a masked LM (an AutoModelForMaskedLM architecture, "
+            "e.g. BertForMaskedLM): load the checkpoint that has the head")
+    return transformers.AutoModelForCausalLM
+
+
 def _from_hub_cache(spec: str, trust_remote_code: bool,
                     **load_kwargs: Any) -> tuple[Any, Any] | None:
     """The model from the local Hugging Face cache without touching the network,
     or None if it is not (completely) there."""
     from huggingface_hub import try_to_load_from_cache
-    from transformers import AutoModelForCausalLM, AutoTokenizer
+    from transformers import AutoConfig, AutoTokenizer
 
     if not isinstance(try_to_load_from_cache(spec, "config.json"), str):
         return None
     try:
-        return (AutoModelForCausalLM.from_pretrained(spec, trust_remote_code=trust_remote_code,
-                                                     local_files_only=True, **load_kwargs),
+        config = AutoConfig.from_pretrained(spec, trust_remote_code=trust_remote_code,
+                                            local_files_only=True)
+        arch = getattr(config, "architectures", None)
+        cls = auto_class(model_family(arch), spec, arch)
+        return (cls.from_pretrained(spec, trust_remote_code=trust_remote_code,
+                                    local_files_only=True, **load_kwargs),
                 AutoTokenizer.from_pretrained(spec, trust_remote_code=trust_remote_code,
                                               local_files_only=True))
     except OSError:  # config cached but weights or tokenizer not: go to the Hub
@@ -91,7 +144,7 @@ def _from_hub_cache(spec: str, trust_remote_code: bool,
 def load_pretrained(spec: str, trust_remote_code: bool, **load_kwargs: Any) -> tuple[Any, Any]:
     """A local directory, or a Hub id: the local cache first, then the Hub if it
     answers within ``HUB_CHECK_TIMEOUT_S`` (never a minute of retries)."""
-    from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer
+    from transformers import AutoConfig, AutoTokenizer
 
     path = Path(spec).expanduser()
     if _looks_like_path(spec) and not path.exists():
@@ -127,9 +180,11 @@ def load_pretrained(spec: str, trust_remote_code: bool, **load_kwargs: Any) -> t
     except Exception as exc:  # a config.json that is not JSON, or of an unknown model type
         raise ModelLoadError(f"the config.json of {spec!r} could not be read: "
                              f"{one_line(exc)}") from exc
+    architectures = getattr(config, "architectures", None)
+    auto = auto_class(model_family(architectures), spec, architectures)
     try:
-        model = AutoModelForCausalLM.from_pretrained(source, trust_remote_code=trust_remote_code,
-                                                     **load_kwargs)
+        model = auto.from_pretrained(source, trust_remote_code=trust_remote_code,
+                                     **load_kwargs)
     except ValueError as exc:
         raise ModelLoadError(
             f"{spec!r} is not a causal language model (config type {type(config).__name__}); "
