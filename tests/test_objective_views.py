@@ -1,4 +1,4 @@
-"""A masked LM's result (settings ``objective="pll"``, core/objective.py) is named as what it
+"""A masked LM's result (settings ``objective="pll"``, core/metrics.py) is named as what it
 holds wherever a view names a number: pseudo-perplexity and pseudo-surprisal in metrics(),
 repr, to_frame, conventions, the CLI's table, the charts, the export and the comparison
 table, with the PLL metric shown; a causal result keeps every word and key it had.
@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from ppl_widget.core.comparison import Comparison
-from ppl_widget.core.objective import objective_labels
+from ppl_widget.core.metrics import objective_labels
 from ppl_widget.core.result import ScoreResult
 
 TEXT = "The cat sat on the mat."
@@ -163,3 +163,12 @@ def test_the_comparison_view_row_carries_the_objective(pll, causal):
     assert "pseudo-log-likelihood" in row["conventions"]
     plain = table_row(causal, label="gpt", model="tiny", status="done", vocab_size=30)
     assert "objective" not in plain
+
+
+def test_every_pll_metric_the_scorer_takes_has_a_name():
+    from ppl_widget.core.metrics import PLL_METRIC_NAMES
+    from ppl_widget.scoring.kinds.masked.masked_model import check_pll_metric
+
+    assert len(PLL_METRIC_NAMES) == 2
+    for metric in PLL_METRIC_NAMES:
+        assert check_pll_metric(metric) == metric

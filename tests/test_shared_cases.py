@@ -170,7 +170,7 @@ def test_sentence_cases_are_pysbds_spans() -> None:
     assert any(len(c["text"].encode("utf-16-le")) // 2 > len(c["text"]) for c in SENTENCES)
 
 
-# ---- what a result's numbers are called (core/objective.py, js/src/objective.js) ---------
+# ---- what a result's numbers are called (core/metrics.py, js/src/objective.js) ---------
 OBJECTIVE = json.loads((CASES / "objective.json").read_text(encoding="utf-8"))
 
 
@@ -183,6 +183,6 @@ def test_the_objective_table_is_the_one_generate_writes() -> None:
 
 @pytest.mark.parametrize("case", OBJECTIVE, ids=lambda c: c["name"])
 def test_objective_labels(case: dict) -> None:
-    from ppl_widget.core.objective import objective_labels
+    from ppl_widget.core.metrics import objective_labels
 
     assert objective_labels(case["settings"]) == case["expected"]

@@ -1,5 +1,5 @@
-// What a result's numbers are called: a copy of Python's core/objective.py (the rule from
-// its settings to label words), checked on the same cases (tests/cases/objective.json).
+// What a result's numbers are called: a copy of Python's objective_labels (core/metrics.py:
+// the rule from its settings to label words), checked on the same cases (tests/cases/objective.json).
 // A result scored by pseudo-log-likelihood (a masked LM: settings.objective === "pll")
 // holds pseudo-surprisals and pseudo-perplexities; any other settings, causal ones.
 

@@ -105,7 +105,7 @@ export class MetricsPanel {
     s.body.append(this.given, this.grid.el, this.kv.el, this.counts);
   }
 
-  /** Name the numbers as the result's objective does (core/objective.py's rule): a
+  /** Name the numbers as the result's objective does (core/metrics.py's rule): a
    * masked LM's are pseudo-perplexities, its total a pseudo-NLL (−PLL). */
   setObjective(settings) {
     const labels = objectiveLabels(settings);

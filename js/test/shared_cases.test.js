@@ -208,7 +208,7 @@ test("sentences: the known differences from pysbd still differ (docs/live-transf
   for (const c of differs) assert.notDeepEqual(Array.from(sentenceSpans(c.text)), c.spans16.flat(), c.text);
 });
 
-// ---- what a result's numbers are called: core/objective.py's rule and objective.js ----
+// ---- what a result's numbers are called: core/metrics.py's rule and objective.js ----
 test("objective labels: objectiveLabels agrees with the Python on every case", () => {
   const cases = load("objective.json");
   assert.ok(cases.some((c) => c.expected.pseudo) && cases.some((c) => !c.expected.pseudo));

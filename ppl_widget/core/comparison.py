@@ -17,8 +17,7 @@ from typing import Any
 import numpy as np
 
 from .levels import assign_tokens, unit_spans
-from .metrics import LN2
-from .objective import is_pll, objective_labels
+from .metrics import LN2, is_pll, objective_labels
 from .providers import provider
 from .result import ScoreResult
 
@@ -234,7 +233,7 @@ class Comparison:
         frame.attrs.update(a=la, b=lb, outside=outside,
                            diff=f"surprisal of {la} minus {lb} (nats); positive: {lb} "
                                 "predicted the word better",
-                           # a masked LM's column holds pseudo-surprisals (core/objective.py)
+                           # a masked LM's column holds pseudo-surprisals (core/metrics.py)
                            measures={label: objective_labels(res.settings)["surprisal"]
                                      for label, res in zip(self.labels, self.results,
                                                            strict=True)})

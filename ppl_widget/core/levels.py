@@ -21,8 +21,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .extras import MissingExtraError
-from .metrics import LN2
-from .objective import objective_labels
+from .metrics import LN2, objective_labels
 from .reading.word_frequency import zipf_frequencies
 from .sentences import SentenceSpec, line_spans, paragraph_spans, sentence_spans
 from .text_units import WordSpec, whitespace_mask, word_spans  # noqa: F401  (word_spans: public)
@@ -127,7 +126,7 @@ def level_frame(result: ScoredTokens, level: str = "token", *, words: WordSpec =
 
 
 def _name_measure(frame: pd.DataFrame, settings: Any) -> None:
-    """Say what the numbers are (core/objective.py): ``attrs["measure"]`` (surprisal or
+    """Say what the numbers are (core/metrics.py): ``attrs["measure"]`` (surprisal or
     pseudo-surprisal) and ``attrs["objective"]``; a PLL table also names it over its
     columns, where a printed table shows it (the column names stay those of every table)."""
     labels = objective_labels(settings)

@@ -15,8 +15,14 @@ from typing import Any
 import numpy as np
 
 from .jsonable import float_of_json, json_safe
-from .metrics import LN2, summarize, unigram_normalized_perplexity
-from .objective import is_pll, objective_metrics, pseudo_note
+from .metrics import (
+    LN2,
+    is_pll,
+    objective_metrics,
+    pseudo_note,
+    summarize,
+    unigram_normalized_perplexity,
+)
 from .providers import provider
 from .text_units import TextUnits
 from .tokens import TOKEN_ARRAYS, empty_token_arrays, tokens_in_span  # importable here too
@@ -153,7 +159,7 @@ class ScoreResult:
         EOS; keys ``n_eos`` and ``n_unscored_tokens`` state the conventions.  A result
         scored by pseudo-log-likelihood (a masked LM) keeps these keys and adds
         ``objective="pll"``, ``pll_metric`` and ``perplexity_label="pseudo-perplexity"``
-        (``core/objective.py``).
+        (``core/metrics.py``).
 
         ``unigram=``: a ``Unigram`` (or a text / list of texts, counted with this
         result's tokenizer) adds ``pplu`` and ``unigram_ppl``.  ``ci=0.95`` adds
@@ -397,7 +403,7 @@ def explain_settings(result: ScoreResult) -> dict[str, Any]:
         raise ValueError("this result was scored with words= a function, which its settings "
                          "cannot hold: call ppl_widget.explain(text, lm, words=...) with it")
     out = {k: s[k] for k in ("max_length", "stride", "prefix", "add_eos",
-                             "prefix_every_window", "protocol") if k in s}
+                             "prefix_every_window", "protocol", "pll_metric") if k in s}
     if words is not None:
         out["words"] = words
     if result.context is not None:

@@ -22,7 +22,7 @@ import secrets
 from typing import Any
 
 from ..core.jsonable import json_safe
-from ..core.objective import objective_labels
+from ..core.metrics import objective_labels
 from ..core.result import ScoreResult
 from .assets import bundle_text
 from .protocol import explanation_data, result_data, result_settings

@@ -19,8 +19,7 @@ from typing import Any
 import numpy as np
 
 from ppl_widget.core.jsonable import json_safe
-from ppl_widget.core.metrics import summarize
-from ppl_widget.core.objective import objective_labels
+from ppl_widget.core.metrics import objective_labels, summarize
 from ppl_widget.core.result import ScoreResult
 from ppl_widget.core.tokens import tokens_in_span
 
@@ -116,7 +115,7 @@ KEYS = ("total_nll", "total_bits", "n_tokens", "n_words", "n_chars", "n_bytes", 
         "word_ppl", "char_ppl", "byte_ppl", "bits_per_token", "bits_per_char", "bits_per_byte")
 
 
-# settings a result may carry, for the label rule (core/objective.py, js/src/objective.js)
+# settings a result may carry, for the label rule (core/metrics.py, js/src/objective.js)
 OBJECTIVE_SETTINGS: list[tuple[str, Any]] = [
     ("no settings", None),
     ("empty settings", {}),

@@ -17,7 +17,7 @@ from ...core.text_units import DEFAULT_WORD_PATTERN, WordSpec
 from ...core.validation import as_count, check_text
 from ...core.windows import check_window_params
 from ..kinds.devices import precision_settings
-from ..kinds.model_kind import PlansOwnWindows
+from ..kinds.model_kind import PlansOwnWindows, kind_run_settings
 from ..kinds.models import LoadedModel, as_loaded
 from .context import Context, check_context
 from .forward import MAX_LOGIT_ELEMENTS_CUDA
@@ -155,16 +155,11 @@ def stream_any_text(text: str, lm: Any = None, *, max_length: int | None = None,
     context = check_context(context)
     # a kind with its own window plan (a masked LM) checks the run's options by its rules
     own = lm if isinstance(lm, PlansOwnWindows) else None
-    kind_settings: dict[str, Any] = {}
-    if own is not None:
-        kind_settings = own.check_run(pll_metric=pll_metric, protocol=protocol,
+    kind_settings = kind_run_settings(lm, pll_metric=pll_metric, protocol=protocol,
                                       add_eos=add_eos, context=context,
                                       prefix_every_window=prefix_every_window)
+    if own is not None:
         prefix = kind_settings["prefix"]
-    elif pll_metric is not None:
-        raise ValueError(f"pll_metric= is for masked language models (pseudo-log-"
-                         f"likelihood); {lm.name} is scored left to right, each token from "
-                         f"the tokens before it: leave pll_metric unset")
     max_length, stride, prefix = resolve_protocol(
         lm, protocol, max_length, stride, prefix, prefix_every_window=prefix_every_window,
         add_eos=add_eos, context=context)

@@ -19,8 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ...core.metrics import LN2
-from ...core.objective import objective_labels
+from ...core.metrics import LN2, objective_labels
 from ...core.result import ScoreResult
 from .chart_data import (
     RANK_BUCKETS,
