@@ -129,6 +129,13 @@ def test_minimal_pairs_by_pll(bert, tiny_gpt2):
         # Salazar et al.: the sentence with the higher PLL (lower -PLL) is the model's pick
         assert list(frame["correct"]) == list(frame["bad_nll"] > frame["good_nll"])
         assert frame.attrs["objective"] == "pll" and frame.attrs["pll_metric"] == metric
+    from ppl_widget.views.pairs_view import show_pairs
+
+    view = show_pairs(frame, bert)  # the pieces scored as the frame was: its metric
+    assert view.objective == {"objective": "pll", "pll_metric": "within_word_l2r"}
+    want = score(PAIRS[0][0], bert).surprisal
+    got = [v for _, v in view.pairs[0]["good"]["pieces"] if v is not None]
+    np.testing.assert_allclose(got, want, atol=1e-5)
     with pytest.raises(ValueError, match="pll_metric= is for masked language models"):
         score_pairs(PAIRS, tiny_gpt2, pll_metric="original")
     with pytest.raises(ValueError, match="pll_metric must be one of"):
