@@ -124,11 +124,13 @@ def build_masked(family: str, where: pathlib.Path, *, positions: int = 64,
 
 
 def brute_pll(model: Any, tokenizer: Any, text: str, metric: str,
-              windows: list[tuple[int, int, int, int]] | None = None) -> list[float]:
+              windows: list[tuple[int, int, int, int]] | None = None,
+              stats: bool = False) -> Any:
     """Pseudo-surprisal (nats) of every text token by the definition, in float64: one
     masked copy per token through the model alone, no batching.  ``windows``: (input
     start, input end, target start, target end) in text tokens, each read between the
-    special tokens (default: the whole text in one)."""
+    special tokens (default: the whole text in one).  ``stats``: also the entropy and
+    rank of each masked position's distribution (three lists)."""
     import copy
 
     import torch
@@ -139,7 +141,7 @@ def brute_pll(model: Any, tokenizer: Any, text: str, metric: str,
     cls = [tokenizer.cls_token_id]
     sep = [tokenizer.sep_token_id]
     windows = windows or [(0, len(ids), 0, len(ids))]
-    out = []
+    surprisal, entropy, rank = [], [], []
     for a, b, t0, t1 in windows:
         for t in range(t0, t1):
             row = cls + ids[a:b] + sep
@@ -153,5 +155,8 @@ def brute_pll(model: Any, tokenizer: Any, text: str, metric: str,
                 row[1 + m - a] = tokenizer.mask_token_id
             with torch.no_grad():
                 logits = ref(input_ids=torch.tensor([row])).logits[0, 1 + t - a]
-            out.append(-float(torch.log_softmax(logits, -1)[ids[t]]))
-    return out
+            logp = torch.log_softmax(logits, -1)
+            surprisal.append(-float(logp[ids[t]]))
+            entropy.append(-float((logp.exp() * logp).sum()))
+            rank.append(int((logp > logp[ids[t]]).sum()) + 1)
+    return (surprisal, entropy, rank) if stats else surprisal

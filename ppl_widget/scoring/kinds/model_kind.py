@@ -104,7 +104,7 @@ class PlansOwnWindows(Protocol):
     """A ``ScoringModel`` that lays out its own windows instead of the causal rule
     (``core/windows.py``): a masked language model, whose every token is a target read
     from both sides (``masked/masked_model.py``, two-sided windows in
-    ``core/masked_windows.py``).  ``score``/``stream`` then tokenize the text with no
+    ``core/two_sided_windows.py``).  ``score``/``stream`` then tokenize the text with no
     prefix token and every token a target, and take the kind's plan."""
 
     def check_run(self, *, pll_metric: Any, protocol: str, add_eos: bool, context: Any,

@@ -112,9 +112,10 @@ def auto_class(family: str, spec: str, architectures: Any) -> Any:
     if family == "no-head":
         shown = ", ".join(sorted(architectures))
         raise ModelLoadError(
-            f"{spec!r} is a {shown}: a model without a language-model head, so it predicts "
-            "no tokens. Scoring needs a causal LM (an AutoModelForCausalLM architecture, "
-            "e.g. GPT2LMHeadModel) or a masked LM (an AutoModelForMaskedLM architecture, "
+            f"{spec!r} is a {shown}: a model without a language-model head (not a causal "
+            "language model, nor a masked one), so it predicts no tokens. Scoring needs a "
+            "causal LM (an AutoModelForCausalLM architecture, e.g. GPT2LMHeadModel) or a "
+            "masked LM (an AutoModelForMaskedLM architecture, "
             "e.g. BertForMaskedLM): load the checkpoint that has the head")
     return transformers.AutoModelForCausalLM
 

@@ -164,7 +164,8 @@ def stream_any_text(text: str, lm: Any = None, *, max_length: int | None = None,
         lm, protocol, max_length, stride, prefix, prefix_every_window=prefix_every_window,
         add_eos=add_eos, context=context)
     check_prefix_every_window(lm, prefix, prefix_every_window)
-    if batch_size == "auto":
+    auto_batch = batch_size == "auto"
+    if auto_batch:
         batch_size = auto_batch_size(lm, max_length)
     batch_size = as_count("batch_size", batch_size, minimum=1,
                           rule="'auto' or a positive integer")
@@ -201,6 +202,9 @@ def stream_any_text(text: str, lm: Any = None, *, max_length: int | None = None,
                                 first_target=prep.first_target,
                                 prefix_every_window=prefix_every_window, bos=prefix == "bos")
     check_prefixed_windows(lm, windows, protocol)
+    if own is not None and auto_batch and windows:
+        # a kind's items as wide as the text's windows (a short text: more per call)
+        batch_size = auto_batch_size(lm, windows[0].n_inputs)
     prep = keep_scored(prep, windows)  # a protocol's unscored positions join the unscored
     # model calls of distinct inputs (a masked model's copies of one window count once)
     n_windows = len({(w.input_start, w.input_end) for w in windows})

@@ -10,13 +10,13 @@ from typing import Any
 
 import numpy as np
 
-from ....core.masked_windows import TwoSidedWindow
+from ....core.two_sided_windows import TwoSidedWindow
 from ..model_kind import PendingStats
 
 
 class MaskedForward:
     """A ``model_kind.ScoringForward`` for ``MaskedModel``: each item of a batch is one
-    masked copy (``core.masked_windows.masked_copies``), one row of one model call."""
+    masked copy (``core.two_sided_windows.masked_copies``), one row of one model call."""
 
     supports_async = True  # a GPU: the next batch is enqueued while the host finishes one
     pipeline_depth: int | None = None

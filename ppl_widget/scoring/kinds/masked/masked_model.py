@@ -2,7 +2,7 @@
 pseudo-log-likelihood: every token masked in turn and read from both sides.
 
 A ``ScoringModel`` (``model_kind.py``) that plans its own windows (``PlansOwnWindows``):
-two-sided windows (``core/masked_windows.py``), one masked copy per target, the model's
+two-sided windows (``core/two_sided_windows.py``), one masked copy per target, the model's
 special tokens around every copy.  docs/masked.md has the definitions.
 """
 
@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from ....core.masked_windows import (
+from ....core.two_sided_windows import (
     check_pll_metric,
     masked_copies,
     plan_two_sided,
@@ -110,7 +110,7 @@ class MaskedModel:
 
     def plan_windows(self, prep: Any, max_length: int, stride: int,
                      settings: dict[str, Any]) -> list[Any]:
-        """One masked copy per target of the two-sided windows (``masked_windows``):
+        """One masked copy per target of the two-sided windows (``two_sided_windows``):
         ``max_length`` counts the model's positions, its special tokens included."""
         text_length = max_length - self.n_special
         if text_length < 1:
