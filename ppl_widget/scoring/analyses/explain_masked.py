@@ -1,7 +1,7 @@
 """Occlusion for a masked language model: delete a unit of the target's context, score
 the target's pseudo-log-likelihood again.
 
-A masked model's target token is read in its masked copy (``core/masked_windows.py``): its
+A masked model's target token is read in its masked copy (``core/two_sided_windows.py``): its
 window, with the token (and under ``within_word_l2r`` the later tokens of its word)
 masked, the model's special tokens around it.  Its context is the rest of that window, on
 *both* sides.  Deleting a unit removes its tokens from every copy that reads them (no
