@@ -85,7 +85,8 @@ test("the token tooltip: pseudo-surprisal, the predictions at the masked positio
   const tip = new Tooltip(document.createElement("div"));
   const d = tokenDetails(store(), 1, text, PLL);
   const pll = texts({ children: tip._tokenContent(d, { unit: "bits", labels: objectiveLabels(PLL) }) });
-  for (const want of ["pseudo-surprisal", "top 2 predicted at the masked position · actual token not among them", "context (both sides)"]) {
+  assert.equal(d.contextBos, null); // a masked LM reads no BOS: no "no BOS" note
+  for (const want of ["pseudo-surprisal", "top 2 predicted at the masked position · actual token not among them", "context (both sides)", "5 tokens"]) {
     assert.ok(pll.includes(want), `${want} in ${pll.join(" | ")}`);
   }
   const causal = texts({ children: tip._tokenContent(d, { unit: "bits", labels: objectiveLabels(CAUSAL) }) });
