@@ -65,6 +65,15 @@ def test_a_masked_models_widget_in_both_themes_and_exported(lab, page, browser, 
     shot(page, "masked-light")
     page.locator(root).screenshot(path=str(ARTIFACTS / "masked-widget-light.png"))
 
+    # the word level: a word's tooltip sums its tokens' pseudo-surprisal
+    page.locator(f"{root} >> select").first.select_option("word")
+    page.locator(f"{root} >> .pplw-tok[data-i='3']").hover()
+    tip = page.locator(f"{root} >> .pplw-tooltip")
+    tip.wait_for(state="visible")
+    assert "pseudo-surprisal (sum)" in tip.inner_text()
+    shot(page, "masked-word-level")
+    page.locator(f"{root} >> select").first.select_option("token")
+
     switch_theme(page, "JupyterLab Dark", light=False)
     page.locator(f"{root} >> .pplw-tok[data-i='7']").hover()
     page.locator(f"{root} >> .pplw-tooltip").wait_for(state="visible")
