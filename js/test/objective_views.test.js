@@ -118,3 +118,13 @@ test("the colour picker and the legend say pseudo-surprisal for a PLL result", (
   assert.equal(option.textContent, "Surprisal");
   assert.ok(texts(bar.legend).includes("surprisal (bits)"));
 });
+
+test("the comparison table names a masked LM's row a pseudo-perplexity, with its metric", async () => {
+  const { ComparisonTable } = await import("../src/compare/table.js");
+  const table = new ComparisonTable();
+  const row = { label: "bert", model: "tiny-bert", status: "done", word_ppl: 5, n_words: 3, n_chars: 9, n_bytes: 9 };
+  table.update([{ ...row, objective: "pll", pll_metric: "original" }, { ...row, label: "gpt2", model: "tiny-gpt2" }], ["token_ppl"], "note");
+  const shown = texts(table.el);
+  assert.ok(shown.includes("tiny-bert · pseudo-perplexity (PLL, original (Salazar et al. 2020))"), shown.join(" | "));
+  assert.ok(shown.includes("tiny-gpt2"), shown.join(" | "));
+});
