@@ -154,6 +154,8 @@ def test_word_lists_and_a_corpus(bert, tmp_path):
     docs = {"a": TEXT, "b": CORPUS.splitlines()[1][:120]}
     out = score_corpus(docs, tmp_path / "c.parquet", bert, pll_metric="original",
                        progress=False)
+    assert out.settings["objective"] == "pll" and out.settings["pll_metric"] == "original"
+    assert out.metrics()["perplexity_label"] == "pseudo-perplexity"
     for doc_id, text in docs.items():
         got, ref = out[doc_id], score(text, bert, pll_metric="original")
         assert got.settings["objective"] == "pll"
