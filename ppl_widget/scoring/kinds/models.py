@@ -214,6 +214,11 @@ def _load_model(spec: Any, device: str | Any, dtype: str | Any, trust_remote_cod
             name = spec
     else:
         raise _spec_type_error(spec)
+    from .seq2seq.seq2seq_model import is_seq2seq_model, load_seq2seq
+
+    if is_seq2seq_model(model):  # an encoder-decoder (T5, BART, Marian): its own kind
+        check_tokenizer(tokenizer)
+        return load_seq2seq(model, tokenizer, str(name), device, dtype, move)
     check_causal(model)
     check_tokenizer(tokenizer)
     if move:
