@@ -282,11 +282,19 @@ def test_bad_input_is_a_clear_error(seq2seq):
             score(TARGET, lm, max_length=65)
 
 
-def test_stream_ends_with_the_score_result(seq2seq):
-    """The streaming path (what the widget runs) gives score()'s result, batch by batch."""
+def test_stream_ends_with_the_score_result(seq2seq, monkeypatch):
+    """The streaming path (what the widget runs) gives score()'s result, batch by batch;
+    a batch whose logits would pass the bound goes through in groups, with the same
+    numbers."""
     from ppl_widget import stream
+    from ppl_widget.scoring.kinds.seq2seq import seq2seq_forward
 
     kind, lm, _ = seq2seq
+    grouped = score(LONG_TARGET, lm, context=SOURCE, max_length=12, stride=5, batch_size=8)
+    monkeypatch.setattr(seq2seq_forward, "MAX_LOGIT_ELEMENTS", 1)  # one window a group
+    alone = score(LONG_TARGET, lm, context=SOURCE, max_length=12, stride=5, batch_size=8)
+    assert np.abs(grouped.surprisal - alone.surprisal).max() < TOL
+    assert np.array_equal(grouped.topk_ids, alone.topk_ids)
     chunks = list(stream(LONG_TARGET, lm, context=SOURCE, max_length=12, stride=5,
                          batch_size=2))
     assert len(chunks) > 2 and chunks[-1].finished

@@ -14,7 +14,13 @@ from typing import Any
 import numpy as np
 
 from ....core.windows import Window
-from ...runner.forward import BatchedForward, shifted_softmax, window_inputs
+from ...runner.forward import (
+    MAX_LOGIT_ELEMENTS,
+    MAX_LOGIT_ELEMENTS_CUDA,
+    BatchedForward,
+    shifted_softmax,
+    window_inputs,
+)
 from ...runner.vocab import bow_mask
 from ..model_kind import HostForward
 
@@ -29,6 +35,8 @@ class Seq2SeqForward(HostForward):
         self.bow_mask = bow_mask(lm, lm.vocab_size)
         self.encoded: Any = None  # the encoder's last hidden states, (1, source, hidden)
         self.source_mask: Any = None
+        cuda = getattr(lm.device, "type", None) == "cuda"
+        self.max_logits = MAX_LOGIT_ELEMENTS_CUDA if cuda else MAX_LOGIT_ELEMENTS
 
     def start_text(self, prep: Any) -> None:
         """Run the encoder over the text's source (``prep.source_ids``), once: every
@@ -43,7 +51,7 @@ class Seq2SeqForward(HostForward):
                 input_ids=ids, attention_mask=self.source_mask).last_hidden_state
 
     def logits(self, decoder_ids: Any) -> Any:
-        """The decoder's fp32 logits for a (windows, width) batch of decoder inputs, each
+        """The decoder's logits for a (windows, width) batch of decoder inputs, each
         attending to the one encoded source."""
         from transformers.modeling_outputs import BaseModelOutput
 
@@ -55,24 +63,22 @@ class Seq2SeqForward(HostForward):
         out = self.lm.model(encoder_outputs=encoded,
                             attention_mask=self.source_mask.expand(n, -1),
                             decoder_input_ids=decoder_ids, use_cache=False)
-        return out.logits.float()
+        return out.logits
 
     def score_batch(self, sequence: Any, batch: list[Window]) -> dict[str, np.ndarray]:
         import torch
 
-        decoder_ids = torch.stack([window_inputs(sequence, decoder_window(w)) for w in batch])
-        targets = torch.cat([sequence[w.target_start:w.target_end] for w in batch])
+        # the model's own forward gives logits at every decoder position (its head may add
+        # a bias or scale), so a batch goes through in groups of bounded logits
+        width = batch[0].n_inputs
+        group = max(1, self.max_logits // max(1, width * self.lm.vocab_size))
+        parts: dict[str, list] = {}
         with torch.inference_mode():
-            logits = self.logits(decoder_ids)
-            # a window's targets are its last n_targets positions' predictions
-            rows = torch.cat([logits[b, logits.shape[1] - w.n_targets:]
-                              for b, w in enumerate(batch)])
-            probs, log_z = shifted_softmax(rows)
-            # the one set of formulas of the causal forward (surprisal, entropy, rank,
-            # top-k, b(i)), from this forward's top_k and begin-of-word mask
-            stats = BatchedForward.softmax_stats(self, rows, probs, log_z, targets)  # type: ignore[arg-type]
-        arrays = {k: v.cpu().numpy() for k, v in stats.items()}
-        n = len(targets)
+            for i in range(0, len(batch), group):
+                for key, value in self._stats(sequence, batch[i:i + group]).items():
+                    parts.setdefault(key, []).append(value.cpu())
+        arrays = {k: torch.cat(v).numpy() for k, v in parts.items()}
+        n = sum(w.n_targets for w in batch)
         if not self.top_k:
             arrays["topk_ids"] = np.zeros((n, 0), np.int64)
             arrays["topk_probs"] = np.zeros((n, 0), np.float64)
@@ -80,6 +86,22 @@ class Seq2SeqForward(HostForward):
             [np.arange(w.target_start - w.input_start, w.target_end - w.input_start)
              for w in batch])
         return arrays
+
+    def _stats(self, sequence: Any, batch: list[Window]) -> dict[str, Any]:
+        """The statistics of a group of windows' targets, on the device."""
+        import torch
+
+        decoder_ids = torch.stack([window_inputs(sequence, decoder_window(w)) for w in batch])
+        targets = torch.cat([sequence[w.target_start:w.target_end] for w in batch])
+        logits = self.logits(decoder_ids)
+        # a window's targets are its last n_targets positions' predictions
+        rows = torch.cat([logits[b, logits.shape[1] - w.n_targets:]
+                          for b, w in enumerate(batch)]).float()
+        del logits
+        probs, log_z = shifted_softmax(rows)
+        # the one set of formulas of the causal forward (surprisal, entropy, rank, top-k,
+        # b(i)), with this forward's top_k and begin-of-word mask
+        return BatchedForward.softmax_stats(self, rows, probs, log_z, targets)  # type: ignore[arg-type]
 
     def bow_after_last(self, sequence: Any, max_length: int, prefixed: bool = True) -> float:
         """b after the target's last token: one more decoder row, from the last
@@ -91,7 +113,8 @@ class Seq2SeqForward(HostForward):
         start = max(0, len(sequence) - max_length)
         w = decoder_window(Window(start, len(sequence), len(sequence), len(sequence) + 1))
         with torch.inference_mode():
-            probs = torch.softmax(self.logits(window_inputs(sequence, w)[None])[0, -1:], -1)
+            last = self.logits(window_inputs(sequence, w)[None])[0, -1:].float()
+            probs = torch.softmax(last, -1)
             return float((probs @ self.bow_mask)[0])
 
 

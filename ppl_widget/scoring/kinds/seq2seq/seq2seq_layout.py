@@ -96,7 +96,10 @@ def prepare_seq2seq(text: str, tok: Any, decoder_start: int, *, prefix: str | No
     check_and_prefix(text, tok, "bos", add_eos)  # text, Unicode and EOS rules
     if prefix != "bos":
         raise ValueError(f"an encoder-decoder's decoder reads its start token first, so "
-                         f"prefix must be 'bos' (the decoder start token), got {prefix!r}")
+                         f"prefix must be 'bos' (the decoder start token), got {prefix!r} "
+                         "(protocols 'llama.cpp' and "
+                         "'hf-guide' read no prefix token where the tokenizer adds no BOS: "
+                         "use protocol='exact' or 'lm-eval')")
     source = check_source(context)
     src = source_ids(tok, source)
     if max_source is not None and len(src) > max_source:
