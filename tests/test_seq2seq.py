@@ -142,6 +142,20 @@ def test_load_model_recognises_an_encoder_decoder(seq2seq, tmp_path):
     assert isinstance(pair, Seq2SeqModel) and pair.model is lm.model
 
 
+def test_an_encoder_decoder_is_told_from_its_config():
+    """By ``AutoModelForSeq2SeqLM``'s mapping: a seq2seq class among the architectures, or
+    an encoder-decoder of a model type in it (a config that names its base model only)."""
+    from transformers import BartConfig, GPT2Config, T5Config
+
+    from ppl_widget.scoring.kinds.seq2seq.seq2seq_model import is_seq2seq_config
+
+    assert is_seq2seq_config(T5Config(architectures=["T5ForConditionalGeneration"]))
+    assert is_seq2seq_config(BartConfig(architectures=["BartModel"]))  # facebook/bart-base
+    assert not is_seq2seq_config(GPT2Config(architectures=["GPT2LMHeadModel"]))
+    assert not is_seq2seq_config(BartConfig(architectures=["BartForCausalLM"],
+                                            is_encoder_decoder=False))
+
+
 @pytest.mark.parametrize("add_eos", [False, True])
 def test_target_given_source_matches_float64_reference(seq2seq, add_eos):
     kind, lm, model64 = seq2seq

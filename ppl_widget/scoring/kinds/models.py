@@ -152,6 +152,10 @@ def load_model(spec: Any = None, *, device: str | Any = "auto", dtype: str | Any
     own tokenizer is loaded here (``tokenizer=``: a folder, Hub id or tokenizer; default
     the served model's path).  Returns a ``vllm_model.VllmModel`` (docs/vllm.md;
     ``vllm_model.load_vllm`` takes more options).
+
+    An encoder-decoder (an ``AutoModelForSeq2SeqLM`` architecture: T5, BART, ...) is loaded
+    with that class and returned as a ``seq2seq_model.Seq2SeqModel``:
+    ``score(target, lm, context=source)`` (docs/seq2seq.md).
     """
     from .vllm.vllm_model import is_server_url, is_vllm_engine, load_vllm
 
