@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .devices import cpu_bf16, resolve_device, resolve_dtype
+from .devices import CPU_MAX_LENGTH_CAP, cpu_bf16, default_window, resolve_device, resolve_dtype
 from .gguf.gguf import DEFAULT_MODEL_NAME, default_gguf_path, load_gguf, load_gguf_tokenizer
 from .hf.bf16_products import choose_bf16_products
 from .hf.fp32_products import use_fp32_products
@@ -24,9 +24,6 @@ __all__ = ["CPU_MAX_LENGTH_CAP", "DEFAULT_MODEL_NAME", "LoadedModel", "ModelLoad
            "ModelSettingError", "as_loaded", "check_causal", "check_tokenizer", "load_model",
            "load_tokenizer"]
 
-#: Default window length on a CPU: longer windows cost quadratic attention
-#: memory and make the first result wait for a whole window.
-CPU_MAX_LENGTH_CAP = 1024
 
 
 @dataclass
@@ -59,10 +56,7 @@ class LoadedModel:
 
     def default_max_length(self) -> int:
         """``context_length``, capped on CPU (see ``CPU_MAX_LENGTH_CAP``)."""
-        ctx = self.context_length or CPU_MAX_LENGTH_CAP
-        if self.device.type == "cpu":
-            return min(ctx, CPU_MAX_LENGTH_CAP)
-        return ctx
+        return default_window(self.context_length, self.device)
 
     @property
     def vocab_size(self) -> int:

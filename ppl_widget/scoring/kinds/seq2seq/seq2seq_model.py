@@ -7,12 +7,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from ..devices import default_window
 from ..model_errors import ModelLoadError
 from .seq2seq_forward import Seq2SeqForward
 from .seq2seq_layout import Seq2SeqPrepared, prepare_seq2seq
 
-#: Default decoder window on a CPU (as ``models.CPU_MAX_LENGTH_CAP``).
-CPU_MAX_LENGTH_CAP = 1024
 #: Config attributes that bound a model's learned positions.
 _POSITION_ATTRS = ("max_position_embeddings", "n_positions")
 
@@ -75,9 +74,8 @@ class Seq2SeqModel:
         return _positions(self.model.config, self.tokenizer, decoder=False)
 
     def default_max_length(self) -> int:
-        """``context_length``, capped on CPU."""
-        ctx = self.context_length or CPU_MAX_LENGTH_CAP
-        return min(ctx, CPU_MAX_LENGTH_CAP) if self.device.type == "cpu" else ctx
+        """``context_length``, capped on CPU (``devices.default_window``)."""
+        return default_window(self.context_length, self.device)
 
     @property
     def vocab_size(self) -> int:
