@@ -318,3 +318,31 @@ def test_stream_ends_with_the_score_result(seq2seq, monkeypatch):
     whole = score(LONG_TARGET, lm, context=SOURCE, max_length=12, stride=5)
     assert np.array_equal(chunks[-1].result.surprisal, whole.surprisal)
     assert math.isfinite(whole.metrics()["token_ppl"])
+
+
+def test_a_failure_mid_run_keeps_what_was_scored(seq2seq, monkeypatch):
+    """A batch that fails after others were scored: a ScoringError whose partial result
+    holds the scored windows' tokens, equal to the full run's."""
+    from ppl_widget.scoring.kinds.seq2seq.seq2seq_forward import Seq2SeqForward
+    from ppl_widget.scoring.runner.progress import ScoringError
+
+    kind, lm, _ = seq2seq
+    whole = score(LONG_TARGET, lm, context=SOURCE, max_length=12, stride=5, batch_size=1)
+    calls = []
+    real = Seq2SeqForward._stats
+
+    def fails_third(self, sequence, batch):
+        calls.append(1)
+        if len(calls) == 3:
+            raise RuntimeError("device lost")
+        return real(self, sequence, batch)
+
+    monkeypatch.setattr(Seq2SeqForward, "_stats", fails_third)
+    with pytest.raises(ScoringError, match="device lost") as caught:
+        score(LONG_TARGET, lm, context=SOURCE, max_length=12, stride=5, batch_size=1)
+    part = caught.value.partial_result
+    n = len(part.surprisal)
+    n_seq = 1 + _head(kind) + len(whole.surprisal)  # start token, label head, targets
+    first_two = plan_windows(n_seq, 12, 5, first_target=1 + _head(kind))[:2]
+    assert part.partial and n == sum(w.n_targets for w in first_two)
+    assert np.array_equal(part.surprisal, whole.surprisal[:n])
