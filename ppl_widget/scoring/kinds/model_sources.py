@@ -75,23 +75,35 @@ def _from_hub_cache(spec: str, trust_remote_code: bool,
     """The model from the local Hugging Face cache without touching the network,
     or None if it is not (completely) there."""
     from huggingface_hub import try_to_load_from_cache
-    from transformers import AutoModelForCausalLM, AutoTokenizer
+    from transformers import AutoConfig, AutoTokenizer
 
     if not isinstance(try_to_load_from_cache(spec, "config.json"), str):
         return None
     try:
-        return (AutoModelForCausalLM.from_pretrained(spec, trust_remote_code=trust_remote_code,
-                                                     local_files_only=True, **load_kwargs),
+        config = AutoConfig.from_pretrained(spec, trust_remote_code=trust_remote_code,
+                                            local_files_only=True)
+        return (model_class(config).from_pretrained(spec, trust_remote_code=trust_remote_code,
+                                                    local_files_only=True, **load_kwargs),
                 AutoTokenizer.from_pretrained(spec, trust_remote_code=trust_remote_code,
                                               local_files_only=True))
     except OSError:  # config cached but weights or tokenizer not: go to the Hub
         return None
 
 
+def model_class(config: Any) -> Any:
+    """The transformers class that loads a model of ``config``: an encoder-decoder's
+    (T5, BART, Marian: ``AutoModelForSeq2SeqLM``, kinds/seq2seq), else a causal LM's."""
+    from transformers import AutoModelForCausalLM, AutoModelForSeq2SeqLM
+
+    from .seq2seq.seq2seq_model import is_seq2seq_config
+
+    return AutoModelForSeq2SeqLM if is_seq2seq_config(config) else AutoModelForCausalLM
+
+
 def load_pretrained(spec: str, trust_remote_code: bool, **load_kwargs: Any) -> tuple[Any, Any]:
     """A local directory, or a Hub id: the local cache first, then the Hub if it
     answers within ``HUB_CHECK_TIMEOUT_S`` (never a minute of retries)."""
-    from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer
+    from transformers import AutoConfig, AutoTokenizer
 
     path = Path(spec).expanduser()
     if _looks_like_path(spec) and not path.exists():
@@ -128,8 +140,8 @@ def load_pretrained(spec: str, trust_remote_code: bool, **load_kwargs: Any) -> t
         raise ModelLoadError(f"the config.json of {spec!r} could not be read: "
                              f"{one_line(exc)}") from exc
     try:
-        model = AutoModelForCausalLM.from_pretrained(source, trust_remote_code=trust_remote_code,
-                                                     **load_kwargs)
+        model = model_class(config).from_pretrained(source, trust_remote_code=trust_remote_code,
+                                                    **load_kwargs)
     except ValueError as exc:
         raise ModelLoadError(
             f"{spec!r} is not a causal language model (config type {type(config).__name__}); "
