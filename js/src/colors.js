@@ -311,7 +311,7 @@ export function attributionPalette(theme) {
  * What the legend shows for a mode: {title, kind, ticks|buckets}.
  * ticks: [{at (0..1 along the bar), label}]; buckets: [{bin, label}].
  */
-export function legendFor(mode, unit = "bits") {
+export function legendFor(mode, unit = "bits", labels = null) {
   const nats = unit === "nats";
   const scale = (title, maxBits) => ({
     title: `${title} (${nats ? "nats" : "bits"})`,
@@ -366,6 +366,7 @@ export function legendFor(mode, unit = "bits") {
     case "entropy":
       return scale("entropy", ENTROPY_MAX_BITS);
     default:
-      return scale("surprisal", SURPRISAL_MAX_BITS);
+      // a PLL result's (objective.js): pseudo-surprisal
+      return scale(labels && labels.pseudo ? labels.surprisal : "surprisal", SURPRISAL_MAX_BITS);
   }
 }

@@ -163,7 +163,8 @@ export class Tooltip {
     this._place(anchor);
   }
 
-  _unitContent(d, { unit = "bits", bow = false, gain = false } = {}) {
+  _unitContent(d, { unit = "bits", bow = false, gain = false, labels = null } = {}) {
+    const name = labels ? labels.surprisal : "surprisal"; // pseudo-surprisal for a PLL result
     const head = h(
       "div",
       { class: "pplw-tt-head" },
@@ -172,7 +173,7 @@ export class Tooltip {
     );
     const row = (k, v, strong) =>
       [h("span", { class: "pplw-tt-k", text: k }), h("span", { class: strong ? "pplw-tt-v pplw-strong" : "pplw-tt-v", text: v })];
-    const rows = [...row(d.level === "word" ? "surprisal (sum)" : "surprisal", fmtSurprisal(d.nats, unit), true)];
+    const rows = [...row(d.level === "word" ? `${name} (sum)` : name, fmtSurprisal(d.nats, unit), true)];
     if (d.level === "word" && bow) {
       const v = d.correctedNats === d.correctedNats ? fmtSurprisal(d.correctedNats, unit) : "— (when scoring ends, if the model gives b(i))";
       rows.push(...row("BOW-corrected", v, true));
@@ -258,23 +259,27 @@ export class Tooltip {
     return parts;
   }
 
-  _tokenContent(d, { unit = "bits" } = {}) {
+  _tokenContent(d, { unit = "bits", labels = null } = {}) {
+    // a PLL result (objective.js): pseudo-surprisal, and the top-k are what the model
+    // predicted at the masked position
+    const name = labels ? labels.surprisal : "surprisal";
+    const topK = labels ? labels.top_k : "model's top {k}";
     const row = (k, v, strong) =>
       [h("span", { class: "pplw-tt-k", text: k }), h("span", { class: strong ? "pplw-tt-v pplw-strong" : "pplw-tt-v", text: v })];
     const grid = h(
       "div",
       { class: "pplw-tt-grid" },
-      ...row("surprisal", fmtSurprisal(d.surprisalNats, unit), true),
+      ...row(name, fmtSurprisal(d.surprisalNats, unit), true),
       ...row("probability", fmtProb(d.prob)),
       ...row("rank", d.rank >= 1 ? fmtInt(d.rank) : "—"),
       ...row("entropy", fmtSurprisal(d.entropyBits * LN2, unit)),
-      ...row("context", tokenCount(d.context, d.contextBos ?? null)),
+      ...row(labels ? labels.context : "context", tokenCount(d.context, d.contextBos ?? null)),
       ...(d.gainNats === d.gainNats && d.gainNats != null ? row("context gain", fmtSurprisal(d.gainNats, unit)) : []),
       ...attributionRow(d.attribution, unit, row),
     );
     const parts = [this._head(d), grid];
     if (d.alts.length) {
-      parts.push(h("div", { class: "pplw-tt-sub", text: `model's top ${d.alts.length}${d.targetInAlts ? "" : " · actual token not among them"}` }), this._alternatives(d.alts));
+      parts.push(h("div", { class: "pplw-tt-sub", text: `${topK.replace("{k}", d.alts.length)}${d.targetInAlts ? "" : " · actual token not among them"}` }), this._alternatives(d.alts));
     }
     return parts;
   }

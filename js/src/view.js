@@ -11,6 +11,7 @@ import { FrameScheduler, ModelListeners } from "./lifecycle.js";
 import { shownMetrics } from "./metrics.js";
 import { RovingFocus } from "./navigation.js";
 import { TextEditor } from "./editor.js";
+import { objectiveLabels } from "./objective.js";
 import {
   MSG_CANCEL,
   STATUS_SCORING,
@@ -260,6 +261,8 @@ export class PplView {
     const st = model.get(TRAIT_SETTINGS) || {};
     this.textView.setUnscored(st.unscored_why, status !== STATUS_SCORING);
     this.metrics.setContext(model.get(TRAIT_SETTINGS));
+    this.metrics.setObjective(st);
+    this.selPanel.setObjective(st);
     this.contextView.set(model.get(TRAIT_SETTINGS));
 
     const err = store.error || (model.get(TRAIT_ERROR) || "");
@@ -278,7 +281,8 @@ export class PplView {
 
   /** What the tooltip shows for token i: its unit at a unit level, else the token. */
   _describe(i) {
-    const opts = { unit: this.opts.unit, bow: this.opts.bow, gain: this._hasGain() };
+    const labels = objectiveLabels(this.model.get(TRAIT_SETTINGS)); // pseudo- for a PLL result
+    const opts = { unit: this.opts.unit, bow: this.opts.bow, gain: this._hasGain(), labels };
     const st = this.opts.level === "token" ? null : this.stats[this.opts.level].update();
     const u = st ? st.unitOf(i) : -1;
     const attribution = this.explain.describe(i);
@@ -331,6 +335,7 @@ export class PplView {
       hasKl: this._hasKl(),
       levels: { word: !!spans.word || this.store.length === 0, sentence: !!spans.sentence || this.store.length === 0 },
       notes: this.store.levelNotes,
+      labels: objectiveLabels(this.model.get(TRAIT_SETTINGS)),
       legend: this.explain && this.explain.state.shown ? attributionLegend(this.explain.state.scale, this.opts.unit) : null,
     });
   }

@@ -5,6 +5,7 @@ import { readFileSync } from "node:fs";
 import test from "node:test";
 import { normaliseMetrics } from "../src/decode.js";
 import { metricsFromSums, rangeMetrics, tokensInRange } from "../src/metrics.js";
+import { objectiveLabels } from "../src/objective.js";
 import { UNIT_BYTES, UNIT_CHARS, UNIT_WORDS } from "../src/protocol.js";
 
 const load = (name) => JSON.parse(readFileSync(new URL(`../../tests/cases/${name}`, import.meta.url), "utf8"));
@@ -205,4 +206,11 @@ test("sentences: the known differences from pysbd still differ (docs/live-transf
   const differs = SENTENCES.filter((row) => row.differs);
   assert.ok(differs.length >= 1);
   for (const c of differs) assert.notDeepEqual(Array.from(sentenceSpans(c.text)), c.spans16.flat(), c.text);
+});
+
+// ---- what a result's numbers are called: core/metrics.py's rule and objective.js ----
+test("objective labels: objectiveLabels agrees with the Python on every case", () => {
+  const cases = load("objective.json");
+  assert.ok(cases.some((c) => c.expected.pseudo) && cases.some((c) => !c.expected.pseudo));
+  for (const c of cases) assert.deepEqual({ ...objectiveLabels(c.settings) }, c.expected, c.name);
 });
