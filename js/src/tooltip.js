@@ -2,7 +2,7 @@
 
 import { bosInWindow, tokenCount } from "./context.js";
 import { h } from "./dom.js";
-import { displayToken, fmtFixed, fmtInt, fmtProb } from "./format.js";
+import { displayToken, fmtFixed, fmtInt, fmtProb, whitespaceKey } from "./format.js";
 import { inUnit } from "./levels.js";
 import { LN2 } from "./metrics.js";
 import { fmtDelta } from "./units.js";
@@ -176,6 +176,13 @@ export function placeTip(anchor, size, bounds, avoid = [], gap = 6) {
   return { left: best.left, top: best.top };
 }
 
+/** The tooltip's last line when the texts it shows (raw) have whitespace made visible:
+ * what each mark stands for ([] when none). */
+function marksNote(texts) {
+  const key = whitespaceKey(texts);
+  return key ? [h("div", { class: "pplw-tt-sub pplw-tt-marks", text: key })] : [];
+}
+
 export class Tooltip {
   constructor(root) {
     this.root = root;
@@ -232,7 +239,7 @@ export class Tooltip {
     }
     const parts = [head, h("div", { class: "pplw-tt-grid" }, ...rows), h("div", { class: "pplw-tt-sub", text: "its tokens" }), list];
     if (d.more > 0) parts.push(h("div", { class: "pplw-tt-sub", text: `… and ${fmtInt(d.more)} more` }));
-    return parts;
+    return [...parts, ...marksNote([d.text, ...d.tokens.map((t) => t.text)])];
   }
 
   _content(d, opts = {}) {
@@ -296,7 +303,7 @@ export class Tooltip {
       if (!alts.length) continue;
       parts.push(h("div", { class: "pplw-tt-sub", text: `${label}: top ${alts.length}${inside ? "" : " · actual token not among them"}` }), this._alternatives(alts));
     }
-    return parts;
+    return [...parts, ...marksNote([d.text, ...d.alts.map((a) => a.text), ...v.otherAlts.map((a) => a.text)])];
   }
 
   _tokenContent(d, { unit = "bits" } = {}) {
@@ -317,7 +324,7 @@ export class Tooltip {
     if (d.alts.length) {
       parts.push(h("div", { class: "pplw-tt-sub", text: `model's top ${d.alts.length}${d.targetInAlts ? "" : " · actual token not among them"}` }), this._alternatives(d.alts));
     }
-    return parts;
+    return [...parts, ...marksNote([d.text, ...d.alts.map((a) => a.text)])];
   }
 
   _place(anchor) {

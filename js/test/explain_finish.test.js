@@ -207,3 +207,13 @@ test("the text's keys: Down on a token focuses the one below and goes no further
   const other = key("a", spans[9]);
   assert.ok(!other.stopped && !other.prevented, "a key the text does not use goes on");
 });
+
+test("the tooltip explains the whitespace marks it shows, and only then", async () => {
+  const { Tooltip } = await import("../src/tooltip.js");
+  const tip = new Tooltip({ appendChild() {} });
+  const d = (text, alts) => ({ index: 0, total: 1, id: 7, text, zeroWidth: false, eos: false, surprisalNats: 1, prob: 0.4, rank: 1, entropyBits: 1, context: 3, contextBos: null, gainNats: NaN, alts, targetInAlts: false });
+  const last = (parts) => parts[parts.length - 1].textContent;
+  assert.equal(last(tip._tokenContent(d(" f\n", []))), "· a space, ⏎ a line break");
+  const plain = tip._tokenContent(d("f", []));
+  assert.ok(!plain.some((p) => p.className === "pplw-tt-sub pplw-tt-marks"));
+});

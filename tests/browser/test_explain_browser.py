@@ -22,7 +22,10 @@ import re
 import pytest
 from playwright.sync_api import expect
 
+from ppl_widget.views.attribution_colours import CHART_COLOURS
+
 from .conftest import ARTIFACTS, offline_context
+from .lab_waits import wait_for_chart
 from .test_jupyterlab import open_notebook, run_cell, shot, wait_for_json, write_notebook
 from .test_views_browser import _theme
 
@@ -52,6 +55,7 @@ _e = w.explain(word=10)  # "for": its first token " f" starts with a space
 w.to_html("explained.html")
 json.dump({"units": _e.frame["unit"].tolist(), "target": _e.target["text"],
            "delta": _e.frame["delta_nats"].tolist()}, open("exported.json", "w"))
+_e.chart(width=420, height=140)
 """
 ROOT = ".pplw-root"
 PANEL = f"{ROOT} .pplw-ex"
@@ -154,17 +158,28 @@ def test_click_explains_a_token_escape_closes_and_the_export_keeps_one(lab, page
         _theme(page, "light")
 
     # Escape closes it (from the clicked token, the roving focus's now): the colours give
-    # way, the panel goes, the kernel forgets it
+    # way, the panel goes, the kernel forgets it.  (In the dark theme from here on, to see
+    # the panel's words there too.)
+    _theme(page, "dark")
     page.locator(f"{ROOT} .pplw-tok[data-i='{last}'][tabindex='0']").focus()
     page.keyboard.press("Escape")
     page.wait_for_selector(PANEL, state="hidden")
     assert not _explained(page)["explaining"]
-    assert _palette_start(page) != "rgb(31, 95, 168)"  # the surprisal colours are back
-    # `e` on the focused token explains it from the keyboard
-    page.keyboard.press("ArrowLeft")
+    assert _palette_start(page) != "rgb(111, 180, 240)"  # the surprisal colours are back
+    # `e` on the focused token explains it from the keyboard (" f" of "floods": its space
+    # shows as "·", and the panel says what the mark is)
+    for _ in range(5):
+        page.keyboard.press("ArrowLeft")
     page.keyboard.press("e")
+    expect(status).to_contain_text("now the context curve", timeout=60_000)
+    page.locator(ROOT).screenshot(path=str(_artifact("explain-curve-stage-dark.png")))
     page.wait_for_selector(DONE, timeout=60_000)
-    assert _explained(page)["target"] == [last - 1]
+    assert _explained(page)["target"] == [last - 5]
+    assert page.locator(f"{PANEL} .pplw-ex-label").inner_text() == "\u00b7f"
+    expect(page.locator(f"{PANEL} .pplw-ex-marks")).to_have_text(
+        "· a space (whitespace made visible)")
+    page.mouse.move(0, 0)
+    page.locator(ROOT).screenshot(path=str(_artifact("explain-marks-dark.png")))
     # Up and Down move between the text's lines; JupyterLab keeps its cell
     cell = "() => window.jupyterapp.shell.currentWidget.content.activeCellIndex"
     before, line2 = page.evaluate(cell), _focused(page)
@@ -175,6 +190,9 @@ def test_click_explains_a_token_escape_closes_and_the_export_keeps_one(lab, page
     down = _focused(page)
     assert down["inside"] and down["top"] == line2["top"], (up, down)
     assert page.evaluate(cell) == before
+    _theme(page, "light")
+    page.locator(ROOT).screenshot(path=str(_artifact("explain-marks-light.png")))
+    page.locator(f"{ROOT} .pplw-tok[data-i='{last - 5}']").focus()
     page.keyboard.press("Escape")
     page.wait_for_selector(PANEL, state="hidden")
 
@@ -182,6 +200,16 @@ def test_click_explains_a_token_escape_closes_and_the_export_keeps_one(lab, page
     assert wait_for_json(notebooks / "cleared.json")["cleared"] is True
     exported = wait_for_json(notebooks / "exported.json", timeout=150)
     page.wait_for_selector(DONE, timeout=60_000)  # the notebook's explanation shows live too
+    # Explanation.chart() colours helped and hurt as the widget does (the shared rule)
+    chart = ".jp-OutputArea-output svg.marks"
+    wait_for_chart(page, chart)
+    fills = set(page.eval_on_selector_all(f"{chart} .mark-rect path",
+                                          "els => els.map(e => e.getAttribute('fill'))"))
+    assert fills and fills <= set(CHART_COLOURS.values()), fills
+    for theme in ("light", "dark"):
+        _theme(page, theme)
+        page.locator(chart).screenshot(path=str(_artifact(f"explain-chart-{theme}.png")))
+    _theme(page, "light")
     _check_export(browser, notebooks / "explained.html", exported)
 
 
