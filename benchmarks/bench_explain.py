@@ -54,7 +54,8 @@ def forward_backward(lm: Any, ids: list[int]) -> float:
     import torch
 
     model = lm.model
-    x = model.get_input_embeddings()(torch.tensor([ids[:-1]], device=lm.device)).detach().requires_grad_(True)
+    ids_in = torch.tensor([ids[:-1]], device=lm.device)
+    x = model.get_input_embeddings()(ids_in).detach().requires_grad_(True)
     log_p = torch.log_softmax(model(inputs_embeds=x).logits[0, -1].float(), -1)[ids[-1]]
     torch.autograd.grad(log_p, x)
     return float(-log_p.detach())
