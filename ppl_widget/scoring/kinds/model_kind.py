@@ -107,6 +107,45 @@ class ScoringModel(Protocol):
         ...
 
 
+@runtime_checkable
+class PlansOwnWindows(Protocol):
+    """A ``ScoringModel`` that lays out its own windows instead of the causal rule
+    (``core/windows.py``): a masked language model, whose every token is a target read
+    from both sides (``masked/masked_model.py``, two-sided windows in
+    ``core/two_sided_windows.py``).  ``score``/``stream`` then tokenize the text with no
+    prefix token and every token a target, and take the kind's plan."""
+
+    def check_run(self, *, pll_metric: Any, protocol: str, add_eos: bool, context: Any,
+                  prefix_every_window: bool) -> dict[str, Any]:
+        """The run's options by the kind's rules (a ValueError naming the rule broken);
+        the settings the kind adds to the result (``objective``, ...)."""
+        ...
+
+    def plan_windows(self, prep: Any, max_length: int, stride: int,
+                     settings: dict[str, Any]) -> list[Any]:
+        """The batches' items for the prepared text (``runner.prepare.Prepared``): objects
+        with ``Window``'s fields whose targets tile the text's targets in order."""
+        ...
+
+
+def kind_run_settings(lm: Any, *, pll_metric: Any = None, protocol: str = "exact",
+                      add_eos: bool = False, context: Any = None,
+                      prefix_every_window: bool = False) -> dict[str, Any]:
+    """The settings a run adds for ``lm``'s kind, its options checked by the kind's rules:
+    a kind that plans its own windows (a masked LM) by ``check_run``; any other kind
+    takes no ``pll_metric`` (a ValueError naming the rule).  score(), the corpus runner,
+    minimal pairs and word lists ask here, so the rule and its message live once."""
+    if isinstance(lm, PlansOwnWindows):
+        return lm.check_run(pll_metric=pll_metric, protocol=protocol, add_eos=add_eos,
+                            context=context, prefix_every_window=prefix_every_window)
+    if pll_metric is not None:
+        name = getattr(lm, "name", type(lm).__name__)
+        raise ValueError(f"pll_metric= is for masked language models (pseudo-log-"
+                         f"likelihood); {name} is scored left to right, each token from "
+                         f"the tokens before it: leave pll_metric unset")
+    return {}
+
+
 class HostForward:
     """The parts of a ``ScoringForward`` a kind that computes on the host shares:
     no batches in flight (``submit`` scores at once), no b(i).  A subclass sets

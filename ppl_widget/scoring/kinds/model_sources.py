@@ -70,6 +70,70 @@ def _hub_reachable(timeout: float) -> str | None:
     return None
 
 
+def model_family(architectures: Any) -> str:
+    """What a model's config says it is, by its ``architectures`` and transformers' own
+    tables of the Auto classes: ``"causal"`` (an ``AutoModelForCausalLM`` class, or no
+    architectures named: scored as a causal LM as before), ``"masked"`` (an
+    ``AutoModelForMaskedLM`` class only: BertForMaskedLM, RobertaForMaskedLM, ...), or
+    ``"no-head"`` (named classes, none with a language-model head: BertModel, ...).
+    The one place that picks a model's family; ``auto_class`` maps it to its class."""
+    from transformers.models.auto.modeling_auto import (
+        MODEL_FOR_CAUSAL_LM_MAPPING_NAMES,
+        MODEL_FOR_MASKED_LM_MAPPING_NAMES,
+    )
+
+    names = set(architectures or ())
+    if not names or names & set(MODEL_FOR_CAUSAL_LM_MAPPING_NAMES.values()):
+        return "causal"
+    if names & set(MODEL_FOR_MASKED_LM_MAPPING_NAMES.values()):
+        return "masked"
+    known = set().union(*(_all_auto_architectures()))
+    return "no-head" if names <= known else "causal"  # a custom class: as before
+
+
+def config_family(config: Any) -> str:
+    """``model_family`` of a config, an encoder-decoder first: ``"seq2seq"`` for an
+    ``AutoModelForSeq2SeqLM`` architecture or an encoder-decoder model type that has one
+    (a config naming only ``BartModel``; kinds/seq2seq)."""
+    from .seq2seq.seq2seq_model import is_seq2seq_config
+
+    if is_seq2seq_config(config):
+        return "seq2seq"
+    return model_family(getattr(config, "architectures", None))
+
+
+def _all_auto_architectures() -> list[set[str]]:
+    """Every class name in transformers' Auto tables (to tell a known headless
+    architecture from a custom one)."""
+    from transformers.models.auto import modeling_auto
+
+    return [set(v for v in table.values() if isinstance(v, str))
+            for name, table in vars(modeling_auto).items()
+            if name.startswith("MODEL_") and name.endswith("_MAPPING_NAMES")]
+
+
+def auto_class(family: str, spec: str, architectures: Any) -> Any:
+    """The transformers Auto class that loads a model of ``family``
+    (``model_family``); a ModelLoadError naming the rule for a model without an LM
+    head."""
+    import transformers
+
+    if family == "masked":
+        return transformers.AutoModelForMaskedLM
+    if family == "seq2seq":
+        return transformers.AutoModelForSeq2SeqLM
+    if family == "no-head":
+        shown = ", ".join(sorted(architectures))
+        raise ModelLoadError(
+            f"{spec!r} is a {shown}: a model without a language-model head (not a causal "
+            "language model, a masked one or an encoder-decoder), so it predicts no tokens. "
+            "Scoring needs a causal LM (an AutoModelForCausalLM architecture, e.g. "
+            "GPT2LMHeadModel), a masked LM (an AutoModelForMaskedLM architecture, e.g. "
+            "BertForMaskedLM) or an encoder-decoder (an AutoModelForSeq2SeqLM architecture, "
+            "e.g. T5ForConditionalGeneration): load the checkpoint that has the head")
+    return transformers.AutoModelForCausalLM
+
+
 def _from_hub_cache(spec: str, trust_remote_code: bool,
                     **load_kwargs: Any) -> tuple[Any, Any] | None:
     """The model from the local Hugging Face cache without touching the network,
@@ -82,22 +146,13 @@ def _from_hub_cache(spec: str, trust_remote_code: bool,
     try:
         config = AutoConfig.from_pretrained(spec, trust_remote_code=trust_remote_code,
                                             local_files_only=True)
-        return (model_class(config).from_pretrained(spec, trust_remote_code=trust_remote_code,
-                                                    local_files_only=True, **load_kwargs),
+        cls = auto_class(config_family(config), spec, getattr(config, "architectures", None))
+        return (cls.from_pretrained(spec, trust_remote_code=trust_remote_code,
+                                    local_files_only=True, **load_kwargs),
                 AutoTokenizer.from_pretrained(spec, trust_remote_code=trust_remote_code,
                                               local_files_only=True))
     except OSError:  # config cached but weights or tokenizer not: go to the Hub
         return None
-
-
-def model_class(config: Any) -> Any:
-    """The transformers class that loads a model of ``config``: an encoder-decoder's
-    (T5, BART, Marian: ``AutoModelForSeq2SeqLM``, kinds/seq2seq), else a causal LM's."""
-    from transformers import AutoModelForCausalLM, AutoModelForSeq2SeqLM
-
-    from .seq2seq.seq2seq_model import is_seq2seq_config
-
-    return AutoModelForSeq2SeqLM if is_seq2seq_config(config) else AutoModelForCausalLM
 
 
 def load_pretrained(spec: str, trust_remote_code: bool, **load_kwargs: Any) -> tuple[Any, Any]:
@@ -139,9 +194,10 @@ def load_pretrained(spec: str, trust_remote_code: bool, **load_kwargs: Any) -> t
     except Exception as exc:  # a config.json that is not JSON, or of an unknown model type
         raise ModelLoadError(f"the config.json of {spec!r} could not be read: "
                              f"{one_line(exc)}") from exc
+    auto = auto_class(config_family(config), spec, getattr(config, "architectures", None))
     try:
-        model = model_class(config).from_pretrained(source, trust_remote_code=trust_remote_code,
-                                                    **load_kwargs)
+        model = auto.from_pretrained(source, trust_remote_code=trust_remote_code,
+                                     **load_kwargs)
     except ValueError as exc:
         raise ModelLoadError(
             f"{spec!r} is not a causal language model (config type {type(config).__name__}); "

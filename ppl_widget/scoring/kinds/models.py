@@ -16,9 +16,10 @@ from .gguf.gguf import DEFAULT_MODEL_NAME, default_gguf_path, load_gguf, load_gg
 from .hf.bf16_products import choose_bf16_products
 from .hf.fp32_products import use_fp32_products
 from .load_progress import FirstLoadLine, LoadProgress
+from .masked.masked_model import MaskedModel, check_masked_tokenizer
 from .model_errors import ModelLoadError, ModelSettingError, ModelTypeError, one_line
 from .model_kind import ScoringModel
-from .model_sources import load_pretrained, load_pretrained_tokenizer
+from .model_sources import load_pretrained, load_pretrained_tokenizer, model_family
 
 __all__ = ["CPU_MAX_LENGTH_CAP", "DEFAULT_MODEL_NAME", "LoadedModel", "ModelLoadError",
            "ModelSettingError", "as_loaded", "check_causal", "check_tokenizer", "load_model",
@@ -179,8 +180,8 @@ def load_model(spec: Any = None, *, device: str | Any = "auto", dtype: str | Any
 
 
 def _load_model(spec: Any, device: str | Any, dtype: str | Any, trust_remote_code: bool,
-                device_map: Any = None, progress: LoadProgress | None = None) -> LoadedModel:
-    if isinstance(spec, LoadedModel):
+                device_map: Any = None, progress: LoadProgress | None = None) -> Any:
+    if isinstance(spec, ScoringModel):  # a LoadedModel, a MaskedModel
         return spec
     if device is not None and device != "auto":
         resolve_device(device)  # a device this machine lacks fails before the load, not after
@@ -217,8 +218,13 @@ def _load_model(spec: Any, device: str | Any, dtype: str | Any, trust_remote_cod
     if is_seq2seq_model(model):  # an encoder-decoder (T5, BART, Marian): its own kind
         check_tokenizer(tokenizer)
         return load_seq2seq(model, tokenizer, str(name), device, dtype, move)
-    check_causal(model)
-    check_tokenizer(tokenizer)
+    # a masked LM (BertForMaskedLM, ...) is never scored as a causal one
+    masked = model_family([type(model).__name__]) == "masked"
+    if masked:
+        check_masked_tokenizer(tokenizer)
+    else:
+        check_causal(model)
+        check_tokenizer(tokenizer)
     if move:
         dev = resolve_device(device)
         dt = resolve_dtype(dtype, dev)
@@ -228,7 +234,8 @@ def _load_model(spec: Any, device: str | Any, dtype: str | Any, trust_remote_cod
             raise ModelLoadError(f"could not move the model to {dev} as {dt}: "
                                  f"{one_line(exc)}; try device='cpu' or another "
                                  "dtype") from exc
-        products = choose_bf16_products(model).path if cpu_bf16(dt, dev) else None
+        products = (choose_bf16_products(model).path if cpu_bf16(dt, dev) and not masked
+                    else None)
         if products == "float32":  # bf16 weights, float32 products: faster on this CPU
             use_fp32_products(model)
     else:
@@ -236,8 +243,11 @@ def _load_model(spec: Any, device: str | Any, dtype: str | Any, trust_remote_cod
         dev, dt = param.device, param.dtype
         if device_map is not None:  # inputs go where the embeddings are
             dev = model.get_input_embeddings().weight.device
-        products = _given_bf16_products(model, dev, dt)
+        products = None if masked else _given_bf16_products(model, dev, dt)
     model.eval()
+    if masked:
+        return MaskedModel(model=model, tokenizer=tokenizer, name=str(name), device=dev,
+                           dtype=dt)
     return LoadedModel(model=model, tokenizer=tokenizer, name=str(name), device=dev, dtype=dt,
                        bf16_products=products)
 
@@ -290,7 +300,7 @@ def load_tokenizer(spec: Any = None, *, trust_remote_code: bool = False) -> Any:
     docs/gguf.md): the one the converted copy in the cache holds, else built from the
     file's metadata."""
     try:
-        if isinstance(spec, LoadedModel):
+        if isinstance(spec, LoadedModel | MaskedModel):
             return spec.tokenizer
         if spec is None:
             tokenizer = load_gguf_tokenizer(default_gguf_path())

@@ -71,12 +71,15 @@ class Prepared:
 
 
 def prepare(text: str, lm: Any, *, prefix: str | None = "bos", add_eos: bool = False,
-            words: WordSpec = None, context: Context = None) -> Prepared:
+            words: WordSpec = None, context: Context = None,
+            two_sided: bool = False) -> Prepared:
     """Tokenize ``text`` once (no added special tokens; special-token strings
     in the text stay plain text) and attach character spans and units.
 
     ``context``: a string or a chat the model reads before ``text`` (see
     ``scoring/runner/context.py`` for the seam); only ``text``'s tokens are targets.
+    ``two_sided``: a model that reads each token's right side too (a masked LM): every
+    token is a target, the first included (``prefix`` must be None).
     A model kind that lays out its own input (``prepare_text``: an encoder-decoder's
     decoder sequence, its source for the encoder) does it instead."""
     own = getattr(lm, "prepare_text", None)
@@ -86,7 +89,8 @@ def prepare(text: str, lm: Any, *, prefix: str | None = "bos", add_eos: bool = F
     if context is not None:
         return _prepare_in_context(text, lm.tokenizer, context, head, add_eos, words)
     ids, raw_offsets = encode_with_offsets(lm.tokenizer, text)  # long texts: all cores
-    return _lay_out(text, lm.tokenizer, ids, raw_offsets, head, add_eos, words)
+    return _lay_out(text, lm.tokenizer, ids, raw_offsets, head, add_eos, words,
+                    two_sided=two_sided)
 
 
 def prepare_many(texts: list[str], lm: Any, *, prefix: str | None = "bos",
@@ -249,9 +253,10 @@ def _prepare_in_context(text: str, tok: Any, context: Context, head: list[int],
 
 def _lay_out(text: str, tok: Any, ids: np.ndarray, raw_offsets: np.ndarray, head: list[int],
              add_eos: bool, words: WordSpec, read: np.ndarray | None = None,
-             eos_id: int | None = None) -> Prepared:
+             eos_id: int | None = None, two_sided: bool = False) -> Prepared:
     """Spans, units and the input sequence of a tokenized text (``read``: a context's
-    tokens, between the prefix token and the text's; ``eos_id``: the EOS to score)."""
+    tokens, between the prefix token and the text's; ``eos_id``: the EOS to score;
+    ``two_sided``: every token a target, as ``prepare`` says)."""
     spans = partition_offsets(raw_offsets, len(text))
     units = TextUnits.of(text, words).per_span(spans)
     prefix_token = tok.convert_ids_to_tokens(head[0]) if head else None
@@ -261,7 +266,7 @@ def _lay_out(text: str, tok: Any, ids: np.ndarray, raw_offsets: np.ndarray, head
                                np.asarray(tail, np.int64)])
 
     before = len(head) + len(read)  # positions read before the text's first token
-    n_unscored = 0 if before else min(1, len(ids))
+    n_unscored = 0 if before or two_sided else min(1, len(ids))
     offsets = spans[n_unscored:]
     tunits = units[n_unscored:]
     is_eos = np.zeros(len(offsets), dtype=bool)
@@ -270,7 +275,7 @@ def _lay_out(text: str, tok: Any, ids: np.ndarray, raw_offsets: np.ndarray, head
         offsets = np.vstack([offsets, [[end, end]]])
         tunits = np.vstack([tunits, [[1, 1, 1]]])  # EOS counts as one of every unit
         is_eos = np.append(is_eos, True)
-    first = max(1, before)
+    first = before if two_sided else max(1, before)
     return Prepared(text=text, sequence=sequence, target_ids=sequence[first:],
                     target_offsets=offsets.reshape(-1, 2), target_units=tunits.reshape(-1, 3),
                     target_is_eos=is_eos, unscored_ids=ids[:n_unscored],

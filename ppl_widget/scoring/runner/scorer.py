@@ -17,6 +17,7 @@ from ...core.text_units import DEFAULT_WORD_PATTERN, WordSpec
 from ...core.validation import as_count, check_text
 from ...core.windows import check_window_params
 from ..kinds.devices import precision_settings
+from ..kinds.model_kind import PlansOwnWindows, kind_run_settings
 from ..kinds.models import LoadedModel, as_loaded
 from .context import Context, check_context
 from .forward import MAX_LOGIT_ELEMENTS_CUDA
@@ -121,7 +122,7 @@ def stream(text: str, lm: Any = None, *, max_length: int | None = None, stride: 
            batch_size: int | str = "auto", words: WordSpec = None,
            cancel: CancelFlag = None, reuse: ScoreResult | None = None,
            context: Context = None, prefix_every_window: bool = False,
-           protocol: str = "exact") -> Iterator[ScoreProgress]:
+           protocol: str = "exact", pll_metric: str | None = None) -> Iterator[ScoreProgress]:
     """Score ``text`` window by window, yielding a ``ScoreProgress`` per batch.
 
     The last item has ``finished`` (or ``cancelled``) set and its ``result``
@@ -135,13 +136,14 @@ def stream(text: str, lm: Any = None, *, max_length: int | None = None, stride: 
     starts at the first window holding a changed token (scoring/runner/incremental.py).
     ``result.settings["reused_tokens"]`` says how many were kept.
 
-    ``context``, ``prefix_every_window`` and ``protocol``: see ``score``.
+    ``context``, ``prefix_every_window``, ``protocol`` and ``pll_metric``: see ``score``.
     """
     check_text(text, add_eos)  # before a model is loaded: an empty text fails at once
     yield from stream_any_text(text, lm, max_length=max_length, stride=stride, prefix=prefix,
                                add_eos=add_eos, top_k=top_k, batch_size=batch_size,
                                words=words, cancel=cancel, reuse=reuse, context=context,
-                               prefix_every_window=prefix_every_window, protocol=protocol)
+                               prefix_every_window=prefix_every_window, protocol=protocol,
+                               pll_metric=pll_metric)
 
 
 def stream_any_text(text: str, lm: Any = None, *, max_length: int | None = None,
@@ -150,17 +152,26 @@ def stream_any_text(text: str, lm: Any = None, *, max_length: int | None = None,
                     batch_size: int | str = "auto", words: WordSpec = None,
                     cancel: CancelFlag = None, reuse: ScoreResult | None = None,
                     context: Context = None, prefix_every_window: bool = False,
-                    protocol: str = "exact") -> Iterator[ScoreProgress]:
+                    protocol: str = "exact",
+                    pll_metric: str | None = None) -> Iterator[ScoreProgress]:
     """``stream`` without the empty-text rule: an empty text gives an empty result (the
     editable widget's empty state, which is no error)."""
     lm = as_loaded(lm)
     top_k = as_count("top_k", top_k, minimum=0, rule="a non-negative integer")
     context = check_context(context)
+    # a kind with its own window plan (a masked LM) checks the run's options by its rules
+    own = lm if isinstance(lm, PlansOwnWindows) else None
+    kind_settings = kind_run_settings(lm, pll_metric=pll_metric, protocol=protocol,
+                                      add_eos=add_eos, context=context,
+                                      prefix_every_window=prefix_every_window)
+    if own is not None:
+        prefix = kind_settings["prefix"]
     max_length, stride, prefix = resolve_protocol(
         lm, protocol, max_length, stride, prefix, prefix_every_window=prefix_every_window,
         add_eos=add_eos, context=context)
     check_prefix_every_window(lm, prefix, prefix_every_window)
-    if batch_size == "auto":
+    auto_batch = batch_size == "auto"
+    if auto_batch:
         batch_size = auto_batch_size(lm, max_length)
     batch_size = as_count("batch_size", batch_size, minimum=1,
                           rule="'auto' or a positive integer")
@@ -171,7 +182,7 @@ def stream_any_text(text: str, lm: Any = None, *, max_length: int | None = None,
         "device": str(lm.device), **precision_settings(lm),
         "words": str(words) if words is not None else DEFAULT_WORD_PATTERN, "n_windows": 0,
         "prefix_every_window": prefix_every_window, "context_tokens": 0,
-        "protocol": protocol,
+        "protocol": protocol, **kind_settings,
     }
     if getattr(lm, "windowless", False):  # a model kind that reads no window (n-gram)
         settings["windowless"] = True
@@ -180,7 +191,7 @@ def stream_any_text(text: str, lm: Any = None, *, max_length: int | None = None,
         raise ValueError(f"reuse= keeps the windows before an edit, and protocol={protocol!r} "
                          "lays its windows out from the text's end too: score it in full")
     depth = pipeline_depth(lm, forward)
-    if depth > 1 and reuse is None and context is None and plan.every_token:
+    if depth > 1 and reuse is None and context is None and plan.every_token and own is None:
         # a GPU: it scores the first batches while the host tokenizes the rest of a long
         # text; the start holds one batch (its windows' targets, and the first's context)
         ahead = prepare_ahead(text, lm, batch_size * stride + max_length,
@@ -188,19 +199,30 @@ def stream_any_text(text: str, lm: Any = None, *, max_length: int | None = None,
         if ahead is not None:
             yield from ScoringRun(ahead, None, forward, lm, settings, batch_size, depth, cancel)
             return
-    prep = prepare(text, lm, prefix=prefix, add_eos=add_eos, words=words, context=context)
-    windows = plan_protocol(protocol, len(prep.sequence), max_length, stride,
-                            first_target=prep.first_target,
-                            prefix_every_window=prefix_every_window, bos=prefix == "bos")
+    prep = prepare(text, lm, prefix=prefix, add_eos=add_eos, words=words, context=context,
+                   two_sided=own is not None)
+    if own is not None:
+        windows = own.plan_windows(prep, max_length, stride, settings)
+    else:
+        windows = plan_protocol(protocol, len(prep.sequence), max_length, stride,
+                                first_target=prep.first_target,
+                                prefix_every_window=prefix_every_window, bos=prefix == "bos")
     check_prefixed_windows(lm, windows, protocol)
     start_text = getattr(forward, "start_text", None)
     if start_text is not None:  # a kind that reads more than the windows: a seq2seq source
         start_text(prep)
+    if own is not None and auto_batch and windows:
+        # a kind's items as wide as the text's windows (a short text: more per call)
+        batch_size = auto_batch_size(lm, windows[0].n_inputs)
     prep = keep_scored(prep, windows)  # a protocol's unscored positions join the unscored
-    settings.update(prefix_token=prep.prefix_token, n_windows=len(windows),
+    # model calls of distinct inputs (a masked model's copies of one window count once)
+    n_windows = len({(w.input_start, w.input_end) for w in windows})
+    settings.update(prefix_token=prep.prefix_token, n_windows=n_windows,
                     **prep.context_settings())
     kept = None
-    if reuse is not None and context is None and not prefix_every_window:
+    if reuse is not None and own is not None:
+        settings["reused_tokens"] = 0  # a masked model's text is scored in full
+    elif reuse is not None and context is None and not prefix_every_window:
         from .incremental import plan_reuse
 
         kept = plan_reuse(reuse, prep, windows, settings)
@@ -212,7 +234,8 @@ def score(text: str, lm: Any = None, *, max_length: int | None = None, stride: i
           prefix: str | None = "bos", add_eos: bool = False, top_k: int = 5,
           batch_size: int | str = "auto", words: WordSpec = None,
           reuse: ScoreResult | None = None, context: Context = None,
-          prefix_every_window: bool = False, protocol: str = "exact") -> ScoreResult:
+          prefix_every_window: bool = False, protocol: str = "exact",
+          pll_metric: str | None = None) -> ScoreResult:
     """Score every token of ``text`` exactly once with strided sliding windows.
 
     ``lm``: anything ``load_model`` takes (default: the embedded SmolLM2).
@@ -244,10 +267,21 @@ def score(text: str, lm: Any = None, *, max_length: int | None = None, stride: i
     gives its miscounted number beside the right one).  The protocol fixes the prefix
     token; tokens it does not score stay in the result as unscored tokens, and the
     metrics count the scored ones only.
+
+    A masked language model (BERT, RoBERTa, ...; docs/masked.md) is scored by
+    pseudo-log-likelihood: every token, the first included, masked in turn and read from
+    both sides, in two-sided windows of ``max_length`` positions (its special tokens
+    included; ``stride``: targets per window) with the model's special tokens around
+    each, which are never scored.  ``pll_metric``: ``"within_word_l2r"`` (the default:
+    the later tokens of the token's word masked too; Kauf & Ivanova 2023) or
+    ``"original"`` (the token masked alone; Salazar et al. 2020); only for masked models.
+    ``result.settings["objective"]`` is ``"pll"`` and ``["pll_metric"]`` the metric.
+    ``prefix`` does not apply; ``add_eos``, ``context``, ``prefix_every_window`` and
+    another ``protocol`` are for causal models (a ValueError); ``reuse`` scores in full.
     """
     progress = stream(text, lm, max_length=max_length, stride=stride, prefix=prefix,
                       add_eos=add_eos, top_k=top_k, batch_size=batch_size, words=words,
                       reuse=reuse, context=context, prefix_every_window=prefix_every_window,
-                      protocol=protocol)
+                      protocol=protocol, pll_metric=pll_metric)
     last = deque(progress, maxlen=1)  # stream always yields; the last item is complete
     return last[0].result

@@ -1,0 +1,1 @@
+"""A masked language model (BERT, RoBERTa, ...) scored by pseudo-log-likelihood."""
