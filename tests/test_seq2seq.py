@@ -346,3 +346,19 @@ def test_a_failure_mid_run_keeps_what_was_scored(seq2seq, monkeypatch):
     first_two = plan_windows(n_seq, 12, 5, first_target=1 + _head(kind))[:2]
     assert part.partial and n == sum(w.n_targets for w in first_two)
     assert np.array_equal(part.surprisal, whole.surprisal[:n])
+
+
+def test_explain_a_target_scored_without_a_source(seq2seq):
+    """Occlusion and the context curve edit the decoder's side; the encoder reads the
+    empty source, as score() without a context does, so the target's own surprisal is
+    score()'s.  With a source, explain() refuses it as it refuses any context=."""
+    from ppl_widget.core.explain.target import ExplainError
+
+    kind, lm, _ = seq2seq
+    result = score(TARGET, lm)
+    explanation = result.explain(token=6)
+    assert abs(explanation.target_surprisal_nats - result.surprisal[6]) < TOL
+    curve = result.context_curve(token=6)
+    assert abs(curve["surprisal_nats"].iloc[-1] - result.surprisal[6]) < TOL
+    with pytest.raises(ExplainError, match="context"):
+        score(TARGET, lm, context=SOURCE).explain(token=6)

@@ -23,11 +23,14 @@ from ...runner.forward import (
 )
 from ...runner.vocab import bow_mask
 from ..model_kind import HostForward
+from .seq2seq_layout import source_ids
 
 
 class Seq2SeqForward(HostForward):
     """Per target of a batch of decoder windows, its statistics, given the source that
-    ``start_text`` encoded (the scorer calls it once per text, before any batch)."""
+    ``start_text`` encoded (the scorer calls it once per text, before any batch); a
+    caller that calls it not (explain()'s edited texts) gets the empty source, as
+    ``score()`` without a context."""
 
     def __init__(self, lm: Any, top_k: int):  # a seq2seq_model.Seq2SeqModel
         self.lm = lm
@@ -41,10 +44,12 @@ class Seq2SeqForward(HostForward):
     def start_text(self, prep: Any) -> None:
         """Run the encoder over the text's source (``prep.source_ids``), once: every
         window of the text reuses its output."""
+        self._encode(prep.source_ids)
+
+    def _encode(self, source_ids: Any) -> None:
         import torch
 
-        ids = torch.as_tensor(np.asarray(prep.source_ids, np.int64),
-                              device=self.lm.device)[None]
+        ids = torch.as_tensor(np.asarray(source_ids, np.int64), device=self.lm.device)[None]
         self.source_mask = torch.ones_like(ids)
         with torch.inference_mode():
             self.encoded = self.lm.model.get_encoder()(
@@ -55,9 +60,8 @@ class Seq2SeqForward(HostForward):
         attending to the one encoded source."""
         from transformers.modeling_outputs import BaseModelOutput
 
-        if self.encoded is None:
-            raise ValueError("an encoder-decoder's forward needs its source encoded first "
-                             "(start_text): score the text with score()/stream()")
+        if self.encoded is None:  # a caller that read no source (explain()): the empty
+            self._encode(source_ids(self.lm.tokenizer, None))  # one, as score() without
         n = decoder_ids.shape[0]
         encoded = BaseModelOutput(last_hidden_state=self.encoded.expand(n, -1, -1))
         out = self.lm.model(encoder_outputs=encoded,
@@ -69,13 +73,12 @@ class Seq2SeqForward(HostForward):
         import torch
 
         # the model's own forward gives logits at every decoder position (its head may add
-        # a bias or scale), so a batch goes through in groups of bounded logits
-        width = batch[0].n_inputs
-        group = max(1, self.max_logits // max(1, width * self.lm.vocab_size))
+        # a bias or scale), so a batch goes through in groups of bounded logits, each of
+        # one width (the run loop's batches have one; explain()'s need not)
         parts: dict[str, list] = {}
         with torch.inference_mode():
-            for i in range(0, len(batch), group):
-                for key, value in self._stats(sequence, batch[i:i + group]).items():
+            for group in _groups(batch, self.max_logits // max(1, self.lm.vocab_size)):
+                for key, value in self._stats(sequence, group).items():
                     parts.setdefault(key, []).append(value.cpu())
         arrays = {k: torch.cat(v).numpy() for k, v in parts.items()}
         n = sum(w.n_targets for w in batch)
@@ -116,6 +119,20 @@ class Seq2SeqForward(HostForward):
             last = self.logits(window_inputs(sequence, w)[None])[0, -1:].float()
             probs = torch.softmax(last, -1)
             return float((probs @ self.bow_mask)[0])
+
+
+def _groups(batch: list[Window], max_positions: int) -> list[list[Window]]:
+    """Consecutive windows of one width, at most ``max_positions`` inputs a group (at
+    least one window)."""
+    groups: list[list[Window]] = []
+    for w in batch:
+        last = groups[-1] if groups else None
+        if (last and last[0].n_inputs == w.n_inputs
+                and (len(last) + 1) * w.n_inputs <= max_positions):
+            last.append(w)
+        else:
+            groups.append([w])
+    return groups
 
 
 def decoder_window(w: Window) -> Window:
