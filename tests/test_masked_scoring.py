@@ -141,3 +141,41 @@ def test_a_tokenizer_without_a_mask_token_names_the_rule(masked):
     tok.mask_token = None
     with pytest.raises(ValueError, match="needs a tokenizer with a mask token"):
         load_model((lm.model, tok))
+
+
+@pytest.mark.parametrize("family", ["distilbert", "deberta-v2", "electra", "modernbert"])
+def test_heads_of_other_shapes_read_only_the_target_rows_exactly(masked, family):
+    """The MLM head reads one row per copy (a hook cuts the body's output): exact for
+    heads laid out unlike BERT's too (DistilBERT's loose layers, DeBERTa-v2's, ELECTRA's
+    generator head, ModernBERT's), here with the BERT fixture's tokenizer."""
+    import torch
+    import transformers as tr
+
+    tok = masked["bert"].tokenizer
+    small = dict(num_hidden_layers=2, num_attention_heads=2, intermediate_size=64,
+                 max_position_embeddings=64, pad_token_id=tok.pad_token_id)
+    cls, config = {
+        "distilbert": (tr.DistilBertForMaskedLM, tr.DistilBertConfig(
+            vocab_size=len(tok), dim=32, n_layers=2, n_heads=2, hidden_dim=64,
+            max_position_embeddings=64, pad_token_id=tok.pad_token_id)),
+        "deberta-v2": (tr.DebertaV2ForMaskedLM, tr.DebertaV2Config(
+            vocab_size=len(tok), hidden_size=32, relative_attention=True,
+            position_biased_input=False, pos_att_type=["p2c", "c2p"], **small)),
+        "electra": (tr.ElectraForMaskedLM, tr.ElectraConfig(
+            vocab_size=len(tok), embedding_size=16, hidden_size=32, **small)),
+        "modernbert": (tr.ModernBertForMaskedLM, tr.ModernBertConfig(
+            vocab_size=len(tok), hidden_size=32, cls_token_id=tok.cls_token_id,
+            sep_token_id=tok.sep_token_id, bos_token_id=None, eos_token_id=None,
+            global_attn_every_n_layers=1, local_attention=16, **small)),
+    }[family]
+    torch.manual_seed(0)
+    model = cls(config).eval()
+    with torch.no_grad():
+        for p in model.parameters():
+            if p.dim() > 1:
+                p.normal_(0.0, 0.3)
+    lm = load_model((model, tok), device="cpu", dtype="float32")
+    assert isinstance(lm, MaskedModel)
+    result = score(TEXT, lm, pll_metric="within_word_l2r")
+    reference = brute_pll(model, tok, TEXT, "within_word_l2r")
+    assert np.abs(np.asarray(result.surprisal) - reference).max() < TOL
