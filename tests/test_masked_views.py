@@ -159,7 +159,9 @@ def test_word_lists_and_a_corpus(bert, tmp_path):
     for doc_id, text in docs.items():
         got, ref = out[doc_id], score(text, bert, pll_metric="original")
         assert got.settings["objective"] == "pll"
-        np.testing.assert_allclose(got.surprisal, ref.surprisal, atol=1e-6)
+        # two float32 paths batched differently: each is held to the float64 brute force
+        # within 1e-4 (test_masked_scoring), so that is all they owe each other on any CPU
+        np.testing.assert_allclose(got.surprisal, ref.surprisal, atol=1e-4)
 
 
 def test_cli_score_and_pairs_with_pll_metric(bert, tmp_path, capsys):

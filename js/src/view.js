@@ -31,7 +31,7 @@ import { TextView } from "./render.js";
 import { SelectionTracker } from "./selection.js";
 import { TokenStore } from "./store.js";
 import { StreamHandler } from "./stream.js";
-import { followTheme, setPaletteVars } from "./theme.js";
+import { followTheme, setAttributionVars, setPaletteVars } from "./theme.js";
 import { TokenTips } from "./token_tips.js";
 import { applyWindowSettings, showWindowSettings, ViewOptions } from "./view_options.js";
 import { tokenDetails, unitDetails } from "./tooltip.js";
@@ -56,6 +56,7 @@ export class PplView {
     // light or dark as the page is now, and again at each switch (the views' shared rule)
     this.stopThemeWatch = followTheme(el, this.root, (theme) => {
       this.theme = theme;
+      setAttributionVars(this.root, theme);
       this._applyPalette();
     });
     this._listen();
@@ -129,6 +130,7 @@ export class PplView {
       changed: () => this._explainChanged(),
     });
     this.aside.prepend(this.explain.panel.el);
+    this.tooltip.keepClear = () => [this.explain.panel.el]; // a tooltip never covers the panel
     this._syncToolbar();
     this.scroller.classList.toggle("pplw-bounds", this.opts.boundaries);
   }
@@ -272,7 +274,7 @@ export class PplView {
     this.selectionTracker.update();
     const ex = this.explain; // (its palette was set by _syncToolbar above)
     this.root.classList.toggle("pplw-explaining", ex.state.shown);
-    ex.panel.update(ex.state, this.opts.unit);
+    ex.drawPanel(this.opts.unit);
     ex.drawn();
     this.tips.refresh(); // values can change on replay
   }

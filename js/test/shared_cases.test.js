@@ -214,3 +214,20 @@ test("objective labels: objectiveLabels agrees with the Python on every case", (
   assert.ok(cases.some((c) => c.expected.pseudo) && cases.some((c) => !c.expected.pseudo));
   for (const c of cases) assert.deepEqual({ ...objectiveLabels(c.settings) }, c.expected, c.name);
 });
+
+// ---- the explanation's helped / hurt colours (views/attribution_colours.py) -----------
+import { ATTRIBUTION_COLOURS, ATTRIBUTION_NAMES, attributionKey, attributionPalette, GAIN_BINS, hexToRgb } from "../src/colors.js";
+
+const [COLOURS] = load("attribution_colours.json");
+
+test("attribution colours: the widget's (and so the export's) helped / hurt are the Python rule's", () => {
+  assert.deepEqual(ATTRIBUTION_NAMES, COLOURS.names);
+  assert.deepEqual(JSON.parse(JSON.stringify(ATTRIBUTION_COLOURS)), COLOURS.themes);
+  assert.equal(attributionKey(), COLOURS.key);
+  for (const theme of ["light", "dark"]) {
+    // the text's ramp ends at the rule's colours: hurt at bin 0, helped at the top bin
+    const pal = attributionPalette(theme);
+    assert.deepEqual(pal[0].bg, hexToRgb(COLOURS.themes[theme].hurt), theme);
+    assert.deepEqual(pal[GAIN_BINS - 1].bg, hexToRgb(COLOURS.themes[theme].helped), theme);
+  }
+});

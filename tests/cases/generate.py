@@ -1,4 +1,5 @@
-"""Write the shared cases (token_ranges.json, metrics.json, objective.json, and the live page's
+"""Write the shared cases (token_ranges.json, metrics.json, objective.json,
+attribution_colours.json (the explanation's helped / hurt colours), and the live page's
 windows.json, text_units.json, ngram.json, log.json: live_cases.py; reuse.json:
 reuse_cases.py; sentences.json: sentence_cases.py) that the Python
 (tests/test_shared_cases.py) and the front end (js/test/shared_cases.test.js) both run.
@@ -22,6 +23,7 @@ from ppl_widget.core.jsonable import json_safe
 from ppl_widget.core.metrics import objective_labels, summarize
 from ppl_widget.core.result import ScoreResult
 from ppl_widget.core.tokens import tokens_in_span
+from ppl_widget.views import attribution_colours
 
 try:  # run as a script (python3 tests/cases/generate.py) or imported by the tests
     from live_cases import log_cases, ngram_cases, text_unit_cases, window_cases
@@ -148,6 +150,7 @@ def write(name: str, cases: list[dict[str, Any]]) -> None:
 if __name__ == "__main__":
     write("token_ranges.json", token_range_cases())
     write("metrics.json", metric_cases())
+    write("attribution_colours.json", [attribution_colours.rule()])
     write("windows.json", window_cases())
     write("text_units.json", text_unit_cases())
     write("ngram.json", ngram_cases())

@@ -39,7 +39,11 @@ class PendingStats:
 class ScoringForward(Protocol):
     """Per target of a batch of windows, its statistics: numpy arrays keyed like
     ``core.result.TOKEN_ARRAYS`` (``surprisal``, ``entropy``, ``rank``, ``topk_ids``,
-    ``topk_probs``, ``context_length``; ``bow_prob`` when the kind knows word starts)."""
+    ``topk_probs``, ``context_length``; ``bow_prob`` when the kind knows word starts).
+
+    Optional: ``start_text(prep)``, called once per text before its first batch with the
+    text's ``Prepared``: a kind that reads more than the windows (an encoder-decoder
+    encodes the source there, once, for every window of the text)."""
 
     #: alternatives kept per target (at most the vocabulary)
     top_k: int
@@ -71,7 +75,11 @@ class ScoringModel(Protocol):
 
     Optional: ``windowless = True`` for a kind that reads no window (an n-gram model
     reads its last n-1 symbols): the result's settings say so and views leave the
-    window, device and dtype out."""
+    window, device and dtype out.  ``prepare_text(text, *, prefix, add_eos, words,
+    context)`` for a kind that lays out its own input sequence (``runner/prepare.py``
+    calls it in place of the causal layout; an encoder-decoder: the decoder's sequence
+    and the source for its encoder).  ``reads_prefix_token = True`` for a kind that is
+    not a ``LoadedModel`` but reads a prefix token in every window (``prefix_every_window``)."""
 
     #: Hugging Face-shaped: ``__call__`` with offsets, ``decode``/``batch_decode``,
     #: ``bos_token_id``/``eos_token_id`` (see ``prepare.py`` and ``vocab.py``)
