@@ -118,7 +118,8 @@ class PlansOwnWindows(Protocol):
     def check_run(self, *, pll_metric: Any, protocol: str, add_eos: bool, context: Any,
                   prefix_every_window: bool) -> dict[str, Any]:
         """The run's options by the kind's rules (a ValueError naming the rule broken);
-        the settings the kind adds to the result (``objective``, ...)."""
+        the settings the kind adds to the result: ``prefix`` (the prefix token it reads:
+        None for none), ``objective`` and what else it needs."""
         ...
 
     def plan_windows(self, prep: Any, max_length: int, stride: int,
