@@ -50,7 +50,8 @@ export class Toolbar {
     if (this.level.value !== level) this.level.value = level;
     if (this.unit.value !== unit) this.unit.value = unit;
     this.bow.checked = !!bow;
-    this.bowLabel.hidden = level !== "word";
+    // BOW correction needs b(i), a causal model's next-token probabilities: not a masked LM's
+    this.bowLabel.hidden = level !== "word" || !!(labels && labels.pseudo);
     for (const opt of this.level.options) {
       const off = opt.value !== "token" && levels[opt.value] === false;
       opt.disabled = off;

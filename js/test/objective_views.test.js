@@ -114,7 +114,10 @@ test("the colour picker and the legend say pseudo-surprisal for a PLL result", (
   const option = [...bar.mode.options].find((o) => o.value === "surprisal");
   assert.equal(option.textContent, "Pseudo-surprisal");
   assert.ok(texts(bar.legend).includes("pseudo-surprisal (bits)"), texts(bar.legend).join(" | "));
-  bar.set("surprisal", false, { labels: objectiveLabels(CAUSAL) });
+  bar.set("surprisal", false, { level: "word", labels: objectiveLabels(PLL) });
+  assert.equal(bar.bowLabel.hidden, true); // no BOW correction for a masked LM
+  bar.set("surprisal", false, { level: "word", labels: objectiveLabels(CAUSAL) });
+  assert.equal(bar.bowLabel.hidden, false);
   assert.equal(option.textContent, "Surprisal");
   assert.ok(texts(bar.legend).includes("surprisal (bits)"));
 });

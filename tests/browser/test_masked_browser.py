@@ -71,6 +71,7 @@ def test_a_masked_models_widget_in_both_themes_and_exported(lab, page, browser, 
     tip = page.locator(f"{root} >> .pplw-tooltip")
     tip.wait_for(state="visible")
     assert "pseudo-surprisal (sum)" in tip.inner_text()
+    assert page.locator(f"{root} >> .pplw-check:has-text('BOW-corrected')").is_hidden()
     shot(page, "masked-word-level")
     page.locator(f"{root} >> select").first.select_option("token")
 
