@@ -14,7 +14,7 @@ benchmarks/texts/kld_prose.txt), the default model on the CPU:
 
 Each time is the best of ``--repeats`` runs (the machine is shared).
 
-    python benchmarks/bench_explain.py [--repeats 3] [--model PATH] [--tokens 256]
+    python benchmarks/bench_explain.py [--repeats 3] [--model PATH] [--tokens 256] [--device cuda]
     python benchmarks/bench_explain.py --smoke   # a tiny random Llama (CI)
 """
 
@@ -54,7 +54,8 @@ def forward_backward(lm: Any, ids: list[int]) -> float:
     import torch
 
     model = lm.model
-    x = model.get_input_embeddings()(torch.tensor([ids[:-1]])).detach().requires_grad_(True)
+    ids_in = torch.tensor([ids[:-1]], device=lm.device)
+    x = model.get_input_embeddings()(ids_in).detach().requires_grad_(True)
     log_p = torch.log_softmax(model(inputs_embeds=x).logits[0, -1].float(), -1)[ids[-1]]
     torch.autograd.grad(log_p, x)
     return float(-log_p.detach())
@@ -92,6 +93,7 @@ def main() -> None:
     parser.add_argument("--model", default=None, help="anything load_model takes")
     parser.add_argument("--tokens", type=int, default=256, help="context tokens")
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--device", default="cpu", help="where the model runs (cpu, cuda)")
     parser.add_argument("--smoke", action="store_true", help="a tiny random Llama, 64 tokens")
     args = parser.parse_args()
 
@@ -108,7 +110,7 @@ def main() -> None:
         lm = tiny_llama([source[:20000]], max_positions=512)
         args.tokens, args.repeats = 64, 1
     else:
-        lm = load_model(args.model, device="cpu")
+        lm = load_model(args.model, device=args.device)
     text = text_of(lm, source, args.tokens)
     long_text = text_of(lm, source, 2 * args.tokens if not args.smoke else 256)
     ids = [lm.tokenizer.bos_token_id] + lm.tokenizer(text)["input_ids"]

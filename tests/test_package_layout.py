@@ -6,7 +6,7 @@ from __future__ import annotations
 import pathlib
 
 PKG = pathlib.Path(__file__).resolve().parents[1] / "ppl_widget"
-KINDS = {"hf", "gguf", "ngram", "vllm", "onnx", "masked"}
+KINDS = {"hf", "gguf", "ngram", "vllm", "onnx", "masked", "seq2seq"}
 
 
 def _folders() -> list[pathlib.Path]:

@@ -168,3 +168,21 @@ def test_sentence_cases_are_pysbds_spans() -> None:
         assert c["spans16"] == want, text
     # the table holds texts beyond the BMP (UTF-16 offsets differ from code points)
     assert any(len(c["text"].encode("utf-16-le")) // 2 > len(c["text"]) for c in SENTENCES)
+
+
+# ---- what a result's numbers are called (core/metrics.py, js/src/objective.js) ---------
+OBJECTIVE = json.loads((CASES / "objective.json").read_text(encoding="utf-8"))
+
+
+def test_the_objective_table_is_the_one_generate_writes() -> None:
+    assert json.loads(json.dumps(generate.json_safe(generate.objective_cases()))) == OBJECTIVE
+    pseudo = [c for c in OBJECTIVE if c["expected"]["pseudo"]]
+    assert pseudo and len(pseudo) < len(OBJECTIVE)  # both kinds, and every metric named
+    assert {c["expected"]["pll_metric"] for c in pseudo} >= {"within_word_l2r", "original"}
+
+
+@pytest.mark.parametrize("case", OBJECTIVE, ids=lambda c: c["name"])
+def test_objective_labels(case: dict) -> None:
+    from ppl_widget.core.metrics import objective_labels
+
+    assert objective_labels(case["settings"]) == case["expected"]

@@ -183,6 +183,21 @@ export function textColorFor(bg) {
   return contrastRatio(bg, DARK_TEXT) >= contrastRatio(bg, LIGHT_TEXT) ? DARK_TEXT : LIGHT_TEXT;
 }
 
+// Helped and hurt, the one colour rule of an explanation (views/attribution_colours.py is
+// the rule; tests/cases/attribution_colours.json checks this copy against it): orange =
+// the unit helped predict the target, blue = it hurt; per theme the strongest colour of
+// each side (the diverging ramp's ends below).
+export const ATTRIBUTION_NAMES = Object.freeze({ helped: "orange", hurt: "blue" });
+export const ATTRIBUTION_COLOURS = Object.freeze({
+  light: Object.freeze({ helped: "#a8520a", hurt: "#1f5fa8" }),
+  dark: Object.freeze({ helped: "#f7a24a", hurt: "#6fb4f0" }),
+});
+
+/** "orange = helped, blue = hurt": the words every legend of an explanation uses. */
+export function attributionKey() {
+  return `${ATTRIBUTION_NAMES.helped} = helped, ${ATTRIBUTION_NAMES.hurt} = hurt`;
+}
+
 // Control points, low -> high.
 export const RAMPS = Object.freeze({
   light: [
@@ -199,21 +214,22 @@ export const RAMPS = Object.freeze({
     [0.75, "#e5634a"],
     [1.0, "#fde27b"],
   ],
-  // Two-sided (comparison view): t = 0 one model much better, 0.5 equal, 1 the other
-  // much better; blue / orange stay apart for red-green colour blindness.
+  // Two-sided (comparison view, context gain, attribution): t = 0 one side much better
+  // (hurt), 0.5 equal, 1 the other much better (helped); blue / orange stay apart for
+  // red-green colour blindness.  Its ends are the attribution rule's colours.
   "diverging-light": [
-    [0.0, "#1f5fa8"],
+    [0.0, ATTRIBUTION_COLOURS.light.hurt],
     [0.25, "#8fbce0"],
     [0.5, "#f5f5f2"],
     [0.75, "#f5b26b"],
-    [1.0, "#a8520a"],
+    [1.0, ATTRIBUTION_COLOURS.light.helped],
   ],
   "diverging-dark": [
-    [0.0, "#6fb4f0"],
+    [0.0, ATTRIBUTION_COLOURS.dark.hurt],
     [0.25, "#2f5478"],
     [0.5, "#2c2a37"],
     [0.75, "#7a4a1c"],
-    [1.0, "#f7a24a"],
+    [1.0, ATTRIBUTION_COLOURS.dark.helped],
   ],
 });
 
@@ -265,9 +281,10 @@ export function modePalette(mode, theme) {
 }
 
 // Attribution (why a target is surprising): each context unit's delta_nats, positive when
-// the unit made the target more predictable.  Drawn with the context-gain ramp (orange =
-// helped, blue = hurt, GAIN_BINS bins, zero in the middle one), scaled to the largest
-// |delta| shown so far, never below ATTRIBUTION_MIN_SCALE_NATS (noise stays pale).
+// the unit made the target more predictable.  Drawn with the context-gain ramp (its ends
+// are ATTRIBUTION_COLOURS: orange = helped, blue = hurt; GAIN_BINS bins, zero in the
+// middle one), scaled to the largest |delta| shown so far, never below
+// ATTRIBUTION_MIN_SCALE_NATS (noise stays pale).
 export const ATTRIBUTION_MIN_SCALE_NATS = 0.25;
 
 /** The scale (nats) that maps to the ramp's ends: max |delta| of the finite deltas. */
@@ -291,7 +308,7 @@ export function attributionLegend(scaleNats, unit = "bits") {
   const v = nats ? scaleNats : scaleNats / LN2;
   const label = (x) => String(Math.round(x * 100) / 100);
   return {
-    title: `attribution (${nats ? "nats" : "bits"}): orange = helped predict the target, blue = hurt`,
+    title: `attribution (${nats ? "nats" : "bits"}): ${attributionKey()}`,
     kind: "continuous",
     bins: GAIN_BINS,
     ticks: [
@@ -311,7 +328,7 @@ export function attributionPalette(theme) {
  * What the legend shows for a mode: {title, kind, ticks|buckets}.
  * ticks: [{at (0..1 along the bar), label}]; buckets: [{bin, label}].
  */
-export function legendFor(mode, unit = "bits") {
+export function legendFor(mode, unit = "bits", labels = null) {
   const nats = unit === "nats";
   const scale = (title, maxBits) => ({
     title: `${title} (${nats ? "nats" : "bits"})`,
@@ -366,6 +383,7 @@ export function legendFor(mode, unit = "bits") {
     case "entropy":
       return scale("entropy", ENTROPY_MAX_BITS);
     default:
-      return scale("surprisal", SURPRISAL_MAX_BITS);
+      // a PLL result's (objective.js): pseudo-surprisal
+      return scale(labels && labels.pseudo ? labels.surprisal : "surprisal", SURPRISAL_MAX_BITS);
   }
 }

@@ -3,6 +3,7 @@
 // piece goes in through textContent, never as markup.
 import { h, setText } from "./dom.js";
 import { fmtInt } from "./format.js";
+import { isPll } from "./objective.js";
 
 /** "13 tokens, BOS included" / "12 tokens, no BOS" / "12 tokens" (bos unknown: null). */
 export function tokenCount(n, bos = null) {
@@ -27,7 +28,8 @@ export function contextCount(settings) {
  * start.  null where the settings do not tell.
  */
 export function bosInWindow(settings, i, contextLength) {
-  if (!settings || !(contextLength >= 0)) return null;
+  // a masked LM reads no BOS: its special tokens frame every window (no note to make)
+  if (!settings || !(contextLength >= 0) || isPll(settings)) return null;
   let bos;
   let before; // tokens before the first scored one
   if (settings.context != null) {

@@ -8,6 +8,26 @@ const WS = new Map([
   ["\u00a0", "⍽"],
 ]);
 
+// What each mark stands for, for a key beside text that shows them ("· a space").
+const WS_NAMES = new Map([
+  [" ", "a space"],
+  ["\n", "a line break"],
+  ["\t", "a tab"],
+  ["\r", "a carriage return"],
+  ["\u00a0", "a no-break space"],
+]);
+
+/** The whitespace marks the raw strings show once made visible, in WS order, as
+ * "· a space, ⏎ a line break" ("" when none). */
+export function whitespaceKey(strings) {
+  const seen = new Set();
+  for (const s of strings) for (const ch of String(s ?? "")) if (WS.has(ch)) seen.add(ch);
+  return [...WS.keys()]
+    .filter((ch) => seen.has(ch))
+    .map((ch) => `${WS.get(ch)} ${WS_NAMES.get(ch)}`)
+    .join(", ");
+}
+
 /** Make whitespace visible: space→·, newline→⏎, tab→→ (also CR, NBSP). */
 export function visibleWhitespace(s) {
   if (s == null) return "";

@@ -3,6 +3,7 @@
 import { contextCount } from "./context.js";
 import { h, setText } from "./dom.js";
 import { fmtExact, fmtInt, fmtMetric } from "./format.js";
+import { objectiveLabels } from "./objective.js";
 
 const PPL_UNITS = [
   ["token_ppl", "token"],
@@ -13,10 +14,11 @@ const PPL_UNITS = [
 
 function section(title, extra) {
   const badge = h("span", { class: "pplw-badge", attrs: { hidden: true } });
-  const head = h("div", { class: "pplw-sec-head" }, h("span", { class: "pplw-sec-title", text: title }), extra || null, badge);
+  const titleEl = h("span", { class: "pplw-sec-title", text: title });
+  const head = h("div", { class: "pplw-sec-head" }, titleEl, extra || null, badge);
   const body = h("div", { class: "pplw-sec-body" });
   const el = h("section", { class: "pplw-sec" }, head, body);
-  return { el, head, body, badge };
+  return { el, head, body, badge, titleEl };
 }
 
 function setValue(el, x, fmt = fmtMetric) {
@@ -87,6 +89,8 @@ export class MetricsPanel {
     const s = section("Perplexity");
     this.el = s.el;
     this.badge = s.badge;
+    this.title = s.titleEl;
+    this.labels = objectiveLabels(null);
     this.grid = pplGrid(false);
     this.kv = kvList([
       ["bpt", "bits / token"],
@@ -99,6 +103,16 @@ export class MetricsPanel {
     this.counts = h("div", { class: "pplw-counts" });
     this.given = h("div", { class: "pplw-given", attrs: { hidden: true } });
     s.body.append(this.given, this.grid.el, this.kv.el, this.counts);
+  }
+
+  /** Name the numbers as the result's objective does (core/metrics.py's rule): a
+   * masked LM's are pseudo-perplexities, its total a pseudo-NLL (−PLL). */
+  setObjective(settings) {
+    const labels = objectiveLabels(settings);
+    this.labels = labels;
+    setText(this.title, labels.title);
+    this.title.title = labels.pseudo ? `pseudo-log-likelihood (${labels.metric}): every token masked and read from both sides` : "";
+    this.kv.label("nll", `total ${labels.nll}`);
   }
 
   /** "given a context of N tokens" when the text was scored as a continuation. */
@@ -165,9 +179,16 @@ export class SelectionPanel {
       ["bpc", "bits / char"],
       ["nll", "NLL"],
     ]);
+    this.labels = objectiveLabels(null);
     s.body.append(this.meta, this.grid.el, this.kv.el);
     this.el.classList.add("pplw-sel");
     this.el.hidden = true;
+  }
+
+  /** Name the selection's numbers as the result's objective does (pseudo- for PLL). */
+  setObjective(settings) {
+    this.labels = objectiveLabels(settings);
+    this.kv.label("nll", this.labels.nll);
   }
 
   /** sel: null or {i0, i1, a, b, metrics}. */
@@ -196,6 +217,12 @@ export function describeSettings(st) {
     if (v !== undefined && v !== null && v !== "") out.push([k, String(v)]);
   };
   add("model", st.model);
+  const labels = objectiveLabels(st);
+  if (labels.pseudo) {
+    // a masked LM's pseudo-log-likelihood: the objective and its metric, named
+    add("objective", "pseudo-log-likelihood (every token masked, read from both sides)");
+    add("PLL metric", labels.metric);
+  }
   add("compared with", st.compared_with); // a divergence view's other model
   // a model that reads no window (an n-gram model: its last n-1 symbols) has no window,
   // device or dtype worth a line
@@ -205,15 +232,17 @@ export function describeSettings(st) {
     // line wraps only between the two settings
     out.push(["window", `max_length${NBSP}${st.max_length ?? "—"} · stride${NBSP}${st.stride ?? "—"}`]);
   }
-  if ("prefix" in st) add("prefix", st.prefix == null ? "none" : st.prefix);
+  // a masked LM has no BOS, EOS or unscored first token: its special tokens frame each window
+  if (labels.pseudo) add("special tokens", "around every window: read, never scored");
+  else if ("prefix" in st) add("prefix", st.prefix == null ? "none" : st.prefix);
   if (st.prefix_every_window) add("BOS", "in every window");
   if (st.context != null) add("context", `${contextCount(st)?.label ?? "? tokens"}, read, not scored`);
-  if ("add_eos" in st || "eos_scored" in st) {
+  if (!labels.pseudo && ("add_eos" in st || "eos_scored" in st)) {
     out.push(["EOS", st.eos_scored ? "scored" : st.add_eos ? "added, not scored" : "not added"]);
   }
   const protocol = st.protocol && st.protocol !== "exact" ? st.protocol : null;
   if (protocol) add("protocol", protocol);
-  if (st.n_unscored != null) {
+  if (st.n_unscored != null && !(labels.pseudo && st.n_unscored === 0)) {
     const n = `${st.n_unscored} token${st.n_unscored === 1 ? "" : "s"}`;
     add("unscored", protocol ? `${n} not scored by the protocol` : `${n} at start`);
   }
@@ -233,6 +262,8 @@ let panelCounter = 0;
 const NBSP = "\u00a0";
 /** The settings controls that set the window: hidden for a model that reads none. */
 export const WINDOW_CONTROLS = ["max_length", "stride", "prefix_every_window"];
+/** The controls of the BOS token: hidden for a masked LM (its special tokens are its own). */
+export const PREFIX_CONTROLS = ["prefix", "prefix_every_window"];
 
 /** A control's text -> a number when it is one, null when empty, else the text itself. */
 export function parseControl(raw) {
@@ -338,7 +369,11 @@ export class SettingsPanel {
   setSettings(settings) {
     // a model with no window (an n-gram model) has no window to set
     const windowless = !!settings && settings.windowless === true;
-    for (const name of WINDOW_CONTROLS) this.fields[name].hidden = windowless;
+    // a masked LM reads its own special tokens around every window: no BOS to choose
+    const pseudo = objectiveLabels(settings).pseudo;
+    for (const name of Object.keys(this.fields)) {
+      this.fields[name].hidden = (windowless && WINDOW_CONTROLS.includes(name)) || (pseudo && PREFIX_CONTROLS.includes(name));
+    }
     const rows = describeSettings(settings);
     if (!rows.length) {
       this.list.replaceChildren(h("span", { class: "pplw-kv-k", text: "no settings reported yet" }));

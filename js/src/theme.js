@@ -2,7 +2,7 @@
 // Every view (the widget, the pairs, the comparison) reads the theme and sets its palette
 // here, and follows a live switch (followTheme).
 
-import { rgbCss } from "./colors.js";
+import { ATTRIBUTION_COLOURS, rgbCss } from "./colors.js";
 
 /** "light" or "dark" for the surroundings of el (JupyterLab, else computed, else OS). */
 export function detectTheme(el) {
@@ -32,6 +32,14 @@ export function setPaletteVars(root, pal, bgVar, fgVar) {
     root.style.setProperty(`--${bgVar}${k}`, rgbCss(pal[k].bg));
     root.style.setProperty(`--${fgVar}${k}`, rgbCss(pal[k].fg));
   }
+}
+
+/** The attribution rule's colours of a theme on root: --pplw-helped and --pplw-hurt (the
+ * explanation panel's numbers and key use them; the text, the ramp they end). */
+export function setAttributionVars(root, theme) {
+  const c = ATTRIBUTION_COLOURS[theme === "dark" ? "dark" : "light"];
+  root.style.setProperty("--pplw-helped", c.helped);
+  root.style.setProperty("--pplw-hurt", c.hurt);
 }
 
 /** Call onChange when JupyterLab switches theme (its body flags change) or, on an exported

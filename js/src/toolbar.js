@@ -1,6 +1,7 @@
 // Toolbar: colour mode, token-boundary toggle, legend; and the progress row.
 
 import { legendFor, MODE_LABELS, MODES, NBINS, UNIT_MODES } from "./colors.js";
+import { capitalised } from "./objective.js";
 import { h, setText } from "./dom.js";
 import { fmtDuration, fmtInt } from "./format.js";
 
@@ -41,33 +42,38 @@ export class Toolbar {
    * {word: bool, sentence: bool} (available), notes: {level: why not}}.
    */
   set(mode, boundaries, opts = {}) {
-    const { level = "token", unit = "bits", bow = false, hasGain = false, hasKl = false, levels = {}, notes = {}, legend = null } = opts;
+    const { level = "token", unit = "bits", bow = false, hasGain = false, hasKl = false, levels = {}, notes = {}, legend = null, labels = null } = opts;
+    // a PLL result colours pseudo-surprisal, and says so in the picker and the legend
+    const surprisalName = labels && labels.pseudo ? capitalised(labels.surprisal) : MODE_LABELS.surprisal;
     if (this.mode.value !== mode) this.mode.value = mode;
     this.bounds.checked = !!boundaries;
     if (this.level.value !== level) this.level.value = level;
     if (this.unit.value !== unit) this.unit.value = unit;
     this.bow.checked = !!bow;
-    this.bowLabel.hidden = level !== "word";
+    // BOW correction needs b(i), a causal model's next-token probabilities: not a masked LM's
+    this.bowLabel.hidden = level !== "word" || !!(labels && labels.pseudo);
     for (const opt of this.level.options) {
       const off = opt.value !== "token" && levels[opt.value] === false;
       opt.disabled = off;
       opt.title = off ? notes[opt.value] || "not available" : "";
     }
     for (const opt of this.mode.options) {
+      if (opt.value === "surprisal" && opt.textContent !== surprisalName) opt.textContent = surprisalName;
       opt.disabled =
         (level !== "token" && !UNIT_MODES.includes(opt.value)) || (opt.value === "context_gain" && !hasGain) || (opt.value === "kl" && !hasKl);
       // KL is a divergence view's own mode: elsewhere it is not offered at all
       if (opt.value === "kl") opt.hidden = !hasKl;
     }
-    this._legend(mode, unit, legend);
+    this._legend(mode, unit, legend, labels);
   }
 
   /** The legend of `mode`, or `override` (an explanation's, legendFor's shape). */
-  _legend(mode, unit = "bits", override = null) {
-    const key = override ? `${override.title}/${override.ticks.map((t) => t.label).join()}` : `${mode}/${unit}`;
+  _legend(mode, unit = "bits", override = null, labels = null) {
+    const pseudo = !!(labels && labels.pseudo);
+    const key = override ? `${override.title}/${override.ticks.map((t) => t.label).join()}` : `${mode}/${unit}/${pseudo}`;
     if (this.legendMode === key) return;
     this.legendMode = key;
-    const lg = override || legendFor(mode, unit);
+    const lg = override || legendFor(mode, unit, labels);
     const title = h("span", { class: "pplw-legend-title", text: lg.title });
     if (lg.kind === "buckets") {
       this.legend.replaceChildren(

@@ -2,7 +2,7 @@
 
 import { bosInWindow, tokenCount } from "./context.js";
 import { h } from "./dom.js";
-import { displayToken, fmtFixed, fmtInt, fmtProb } from "./format.js";
+import { displayToken, fmtFixed, fmtInt, fmtProb, whitespaceKey } from "./format.js";
 import { inUnit } from "./levels.js";
 import { LN2 } from "./metrics.js";
 import { fmtDelta } from "./units.js";
@@ -136,12 +136,60 @@ export function attributionRow(a, unit, row) {
   return row("attribution", v, true);
 }
 
+const overlaps = (a, b) => a.left < b.right && b.left < a.right && a.top < b.bottom && b.top < a.bottom;
+
+/**
+ * Where a tooltip of size {w, h} goes by an anchor box (pure): below it, else above it,
+ * its left edge at the anchor's as near as it can be, inside `bounds` across, and never
+ * over a box of `avoid` (the explanation panel: its close button, its numbers).  Every box
+ * {left, top, right, bottom} is in the same coordinates (the widget root's).  When no place
+ * keeps clear, the one that covers least.  Returns {left, top}.
+ */
+export function placeTip(anchor, size, bounds, avoid = [], gap = 6) {
+  const { w, h: ht } = size;
+  const below = anchor.bottom + gap;
+  const above = anchor.top - gap - ht;
+  // below first; above first when below runs past the bounds' bottom and above fits
+  const tops = below + ht > bounds.bottom - 2 && above >= bounds.top ? [above, below] : [below, above];
+  const lo = bounds.left + 4;
+  const hi = Math.max(lo, bounds.right - w - 4);
+  const clampX = (x) => Math.max(lo, Math.min(x, hi));
+  let best = null;
+  for (const top of tops) {
+    const band = { top, bottom: top + ht };
+    // the anchor's own left edge, and each side of each box in the way
+    const lefts = [clampX(anchor.left)];
+    for (const r of avoid) {
+      if (r.top < band.bottom && band.top < r.bottom) lefts.push(clampX(r.left - w - 4), clampX(r.right + 4));
+    }
+    lefts.sort((a, b) => Math.abs(a - anchor.left) - Math.abs(b - anchor.left));
+    for (const left of lefts) {
+      const box = { left, top, right: left + w, bottom: top + ht };
+      let covered = 0;
+      for (const r of avoid) {
+        if (overlaps(box, r)) covered += (Math.min(box.right, r.right) - Math.max(box.left, r.left)) * (Math.min(box.bottom, r.bottom) - Math.max(box.top, r.top));
+      }
+      if (covered === 0) return { left, top };
+      if (!best || covered < best.covered) best = { left, top, covered };
+    }
+  }
+  return { left: best.left, top: best.top };
+}
+
+/** The tooltip's last line when the texts it shows (raw) have whitespace made visible:
+ * what each mark stands for ([] when none). */
+function marksNote(texts) {
+  const key = whitespaceKey(texts);
+  return key ? [h("div", { class: "pplw-tt-sub pplw-tt-marks", text: key })] : [];
+}
+
 export class Tooltip {
   constructor(root) {
     this.root = root;
     this.el = h("div", { class: "pplw-tooltip", attrs: { role: "tooltip", hidden: true } });
     root.appendChild(this.el);
     this.index = -1;
+    this.keepClear = () => []; // the elements the tooltip must not cover (the view sets it)
   }
 
   hide() {
@@ -163,7 +211,8 @@ export class Tooltip {
     this._place(anchor);
   }
 
-  _unitContent(d, { unit = "bits", bow = false, gain = false } = {}) {
+  _unitContent(d, { unit = "bits", bow = false, gain = false, labels = null } = {}) {
+    const name = labels ? labels.surprisal : "surprisal"; // pseudo-surprisal for a PLL result
     const head = h(
       "div",
       { class: "pplw-tt-head" },
@@ -172,7 +221,7 @@ export class Tooltip {
     );
     const row = (k, v, strong) =>
       [h("span", { class: "pplw-tt-k", text: k }), h("span", { class: strong ? "pplw-tt-v pplw-strong" : "pplw-tt-v", text: v })];
-    const rows = [...row(d.level === "word" ? "surprisal (sum)" : "surprisal", fmtSurprisal(d.nats, unit), true)];
+    const rows = [...row(d.level === "word" ? `${name} (sum)` : name, fmtSurprisal(d.nats, unit), true)];
     if (d.level === "word" && bow) {
       const v = d.correctedNats === d.correctedNats ? fmtSurprisal(d.correctedNats, unit) : "— (when scoring ends, if the model gives b(i))";
       rows.push(...row("BOW-corrected", v, true));
@@ -191,7 +240,7 @@ export class Tooltip {
     }
     const parts = [head, h("div", { class: "pplw-tt-grid" }, ...rows), h("div", { class: "pplw-tt-sub", text: "its tokens" }), list];
     if (d.more > 0) parts.push(h("div", { class: "pplw-tt-sub", text: `… and ${fmtInt(d.more)} more` }));
-    return parts;
+    return [...parts, ...marksNote([d.text, ...d.tokens.map((t) => t.text)])];
   }
 
   _content(d, opts = {}) {
@@ -255,46 +304,47 @@ export class Tooltip {
       if (!alts.length) continue;
       parts.push(h("div", { class: "pplw-tt-sub", text: `${label}: top ${alts.length}${inside ? "" : " · actual token not among them"}` }), this._alternatives(alts));
     }
-    return parts;
+    return [...parts, ...marksNote([d.text, ...d.alts.map((a) => a.text), ...v.otherAlts.map((a) => a.text)])];
   }
 
-  _tokenContent(d, { unit = "bits" } = {}) {
+  _tokenContent(d, { unit = "bits", labels = null } = {}) {
+    // a PLL result (objective.js): pseudo-surprisal, and the top-k are what the model
+    // predicted at the masked position
+    const name = labels ? labels.surprisal : "surprisal";
+    const topK = labels ? labels.top_k : "model's top {k}";
     const row = (k, v, strong) =>
       [h("span", { class: "pplw-tt-k", text: k }), h("span", { class: strong ? "pplw-tt-v pplw-strong" : "pplw-tt-v", text: v })];
     const grid = h(
       "div",
       { class: "pplw-tt-grid" },
-      ...row("surprisal", fmtSurprisal(d.surprisalNats, unit), true),
+      ...row(name, fmtSurprisal(d.surprisalNats, unit), true),
       ...row("probability", fmtProb(d.prob)),
       ...row("rank", d.rank >= 1 ? fmtInt(d.rank) : "—"),
       ...row("entropy", fmtSurprisal(d.entropyBits * LN2, unit)),
-      ...row("context", tokenCount(d.context, d.contextBos ?? null)),
+      ...row(labels ? labels.context : "context", tokenCount(d.context, d.contextBos ?? null)),
       ...(d.gainNats === d.gainNats && d.gainNats != null ? row("context gain", fmtSurprisal(d.gainNats, unit)) : []),
       ...attributionRow(d.attribution, unit, row),
     );
     const parts = [this._head(d), grid];
     if (d.alts.length) {
-      parts.push(h("div", { class: "pplw-tt-sub", text: `model's top ${d.alts.length}${d.targetInAlts ? "" : " · actual token not among them"}` }), this._alternatives(d.alts));
+      parts.push(h("div", { class: "pplw-tt-sub", text: `${topK.replace("{k}", d.alts.length)}${d.targetInAlts ? "" : " · actual token not among them"}` }), this._alternatives(d.alts));
     }
-    return parts;
+    return [...parts, ...marksNote([d.text, ...d.alts.map((a) => a.text)])];
   }
 
   _place(anchor) {
     const rootRect = this.root.getBoundingClientRect();
+    const rel = (r) => ({ left: r.left - rootRect.left, right: r.right - rootRect.left, top: r.top - rootRect.top, bottom: r.bottom - rootRect.top });
     const rects = anchor.getClientRects();
-    const a = rects.length ? rects[0] : anchor.getBoundingClientRect();
+    const a = rel(rects.length ? rects[0] : anchor.getBoundingClientRect());
     const tip = this.el;
     tip.style.left = "0px";
     tip.style.top = "0px";
-    const w = tip.offsetWidth;
-    const hgt = tip.offsetHeight;
-    const gap = 6;
-    let left = a.left - rootRect.left;
-    left = Math.max(4, Math.min(left, rootRect.width - w - 4));
-    let top = a.bottom - rootRect.top + gap;
-    if (top + hgt > rootRect.height - 2 && a.top - rootRect.top - gap - hgt >= 0) {
-      top = a.top - rootRect.top - gap - hgt;
-    }
+    const avoid = this.keepClear()
+      .filter((el) => el && !el.hidden && el.offsetParent !== null)
+      .map((el) => rel(el.getBoundingClientRect()));
+    const bounds = { left: 0, top: 0, right: rootRect.width, bottom: rootRect.height };
+    const { left, top } = placeTip(a, { w: tip.offsetWidth, h: tip.offsetHeight }, bounds, avoid);
     tip.style.left = `${Math.round(left)}px`;
     tip.style.top = `${Math.round(top)}px`;
   }

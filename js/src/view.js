@@ -11,6 +11,7 @@ import { FrameScheduler, ModelListeners } from "./lifecycle.js";
 import { shownMetrics } from "./metrics.js";
 import { RovingFocus } from "./navigation.js";
 import { TextEditor } from "./editor.js";
+import { objectiveLabels } from "./objective.js";
 import {
   MSG_CANCEL,
   STATUS_SCORING,
@@ -30,7 +31,7 @@ import { TextView } from "./render.js";
 import { SelectionTracker } from "./selection.js";
 import { TokenStore } from "./store.js";
 import { StreamHandler } from "./stream.js";
-import { followTheme, setPaletteVars } from "./theme.js";
+import { followTheme, setAttributionVars, setPaletteVars } from "./theme.js";
 import { TokenTips } from "./token_tips.js";
 import { applyWindowSettings, showWindowSettings, ViewOptions } from "./view_options.js";
 import { tokenDetails, unitDetails } from "./tooltip.js";
@@ -55,6 +56,7 @@ export class PplView {
     // light or dark as the page is now, and again at each switch (the views' shared rule)
     this.stopThemeWatch = followTheme(el, this.root, (theme) => {
       this.theme = theme;
+      setAttributionVars(this.root, theme);
       this._applyPalette();
     });
     this._listen();
@@ -128,6 +130,7 @@ export class PplView {
       changed: () => this._explainChanged(),
     });
     this.aside.prepend(this.explain.panel.el);
+    this.tooltip.keepClear = () => [this.explain.panel.el]; // a tooltip never covers the panel
     this._syncToolbar();
     this.scroller.classList.toggle("pplw-bounds", this.opts.boundaries);
   }
@@ -260,6 +263,8 @@ export class PplView {
     const st = model.get(TRAIT_SETTINGS) || {};
     this.textView.setUnscored(st.unscored_why, status !== STATUS_SCORING);
     this.metrics.setContext(model.get(TRAIT_SETTINGS));
+    this.metrics.setObjective(st);
+    this.selPanel.setObjective(st);
     this.contextView.set(model.get(TRAIT_SETTINGS));
 
     const err = store.error || (model.get(TRAIT_ERROR) || "");
@@ -269,7 +274,7 @@ export class PplView {
     this.selectionTracker.update();
     const ex = this.explain; // (its palette was set by _syncToolbar above)
     this.root.classList.toggle("pplw-explaining", ex.state.shown);
-    ex.panel.update(ex.state, this.opts.unit);
+    ex.drawPanel(this.opts.unit);
     ex.drawn();
     this.tips.refresh(); // values can change on replay
   }
@@ -278,7 +283,8 @@ export class PplView {
 
   /** What the tooltip shows for token i: its unit at a unit level, else the token. */
   _describe(i) {
-    const opts = { unit: this.opts.unit, bow: this.opts.bow, gain: this._hasGain() };
+    const labels = objectiveLabels(this.model.get(TRAIT_SETTINGS)); // pseudo- for a PLL result
+    const opts = { unit: this.opts.unit, bow: this.opts.bow, gain: this._hasGain(), labels };
     const st = this.opts.level === "token" ? null : this.stats[this.opts.level].update();
     const u = st ? st.unitOf(i) : -1;
     const attribution = this.explain.describe(i);
@@ -331,6 +337,7 @@ export class PplView {
       hasKl: this._hasKl(),
       levels: { word: !!spans.word || this.store.length === 0, sentence: !!spans.sentence || this.store.length === 0 },
       notes: this.store.levelNotes,
+      labels: objectiveLabels(this.model.get(TRAIT_SETTINGS)),
       legend: this.explain && this.explain.state.shown ? attributionLegend(this.explain.state.scale, this.opts.unit) : null,
     });
   }

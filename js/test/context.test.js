@@ -33,7 +33,8 @@ test("styles: every --pplw-* variable a stylesheet reads is declared in base.css
   for (const file of readdirSync(dir)) {
     const css = readFileSync(new URL(file, dir), "utf8");
     for (const [, name] of css.matchAll(/var\((--pplw-[\w-]+)/g)) {
-      if (/^--pplw-[cf]\d+$/.test(name)) continue; // the colour scale's bins, set from theme.js
+      // the colour scale's bins and the attribution rule's helped / hurt, set from theme.js
+      if (/^--pplw-([cf]\d+|helped|hurt)$/.test(name)) continue;
       assert.ok(declared.has(name), `${file} reads ${name}, which base.css does not declare`);
     }
   }

@@ -154,14 +154,16 @@ test("while a new request waits, a late end of the previous explanation does not
   assert.equal(s.target.first, 3);
 });
 
-test("the context curve: log-scaled x from no context to the full one, y from zero up", () => {
-  const g = curveGeometry(SAVED.curve, { width: 200, height: 100, pad: 10, unit: "nats" });
+test("the context curve: log-scaled x from no context to the full one, y from zero to a round top", () => {
+  const box = { width: 220, height: 120, left: 10, right: 10, top: 10, bottom: 10 };
+  const g = curveGeometry(SAVED.curve, { box, unit: "nats" });
   assert.equal(g.points.length, 4);
   assert.equal(g.points[0].x, 10); // k = 0 at the left edge
-  assert.equal(g.points[3].x, 190); // the full context at the right
+  assert.equal(g.points[3].x, 210); // the full context at the right
   assert.ok(g.points[0].y < g.points[3].y, "more context, less surprisal: lower on the chart");
-  assert.equal(g.points[0].y, 10); // the largest value at the top
-  assert.match(g.path, /^M10\.0,10\.0 L/);
+  assert.equal(g.yMax, 15); // 12 nats rounds up to a step of 5
+  assert.equal(g.points[0].y, 110 - (100 * 12) / 15);
+  assert.equal(g.cut, null); // no text before the context: nothing cut
   assert.equal(curveGeometry({ context_tokens: [4], surprisal_nats: [1] }), null);
   assert.match(curveSummary(SAVED.curve, "nats"), /12\.00 nats with 0 context tokens, 5\.50 nats with 4/);
 });

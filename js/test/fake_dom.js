@@ -44,6 +44,18 @@ export function fakeElement(tag) {
       delete el.attributes[k];
     },
     addEventListener() {},
+    get firstChild() {
+      return el.children[0] ?? null;
+    },
+    get value() {
+      return el._value ?? el.attributes.value; // an <option>'s value is its attribute
+    },
+    set value(v) {
+      el._value = v;
+    },
+    get options() {
+      return el.children; // a <select>'s options: its children here
+    },
   };
   return el;
 }

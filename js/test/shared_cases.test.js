@@ -5,6 +5,7 @@ import { readFileSync } from "node:fs";
 import test from "node:test";
 import { normaliseMetrics } from "../src/decode.js";
 import { metricsFromSums, rangeMetrics, tokensInRange } from "../src/metrics.js";
+import { objectiveLabels } from "../src/objective.js";
 import { UNIT_BYTES, UNIT_CHARS, UNIT_WORDS } from "../src/protocol.js";
 
 const load = (name) => JSON.parse(readFileSync(new URL(`../../tests/cases/${name}`, import.meta.url), "utf8"));
@@ -205,4 +206,28 @@ test("sentences: the known differences from pysbd still differ (docs/live-transf
   const differs = SENTENCES.filter((row) => row.differs);
   assert.ok(differs.length >= 1);
   for (const c of differs) assert.notDeepEqual(Array.from(sentenceSpans(c.text)), c.spans16.flat(), c.text);
+});
+
+// ---- what a result's numbers are called: core/metrics.py's rule and objective.js ----
+test("objective labels: objectiveLabels agrees with the Python on every case", () => {
+  const cases = load("objective.json");
+  assert.ok(cases.some((c) => c.expected.pseudo) && cases.some((c) => !c.expected.pseudo));
+  for (const c of cases) assert.deepEqual({ ...objectiveLabels(c.settings) }, c.expected, c.name);
+});
+
+// ---- the explanation's helped / hurt colours (views/attribution_colours.py) -----------
+import { ATTRIBUTION_COLOURS, ATTRIBUTION_NAMES, attributionKey, attributionPalette, GAIN_BINS, hexToRgb } from "../src/colors.js";
+
+const [COLOURS] = load("attribution_colours.json");
+
+test("attribution colours: the widget's (and so the export's) helped / hurt are the Python rule's", () => {
+  assert.deepEqual(ATTRIBUTION_NAMES, COLOURS.names);
+  assert.deepEqual(JSON.parse(JSON.stringify(ATTRIBUTION_COLOURS)), COLOURS.themes);
+  assert.equal(attributionKey(), COLOURS.key);
+  for (const theme of ["light", "dark"]) {
+    // the text's ramp ends at the rule's colours: hurt at bin 0, helped at the top bin
+    const pal = attributionPalette(theme);
+    assert.deepEqual(pal[0].bg, hexToRgb(COLOURS.themes[theme].hurt), theme);
+    assert.deepEqual(pal[GAIN_BINS - 1].bg, hexToRgb(COLOURS.themes[theme].helped), theme);
+  }
 });

@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from ..core.metrics import PLL_METRIC_NAMES
 from ..core.protocols import PROTOCOLS, check_protocol
 from ..core.validation import check_top_k
 from ..core.windows import check_window_settings
@@ -37,6 +38,15 @@ def add_protocol_option(p: argparse.ArgumentParser) -> None:
                    help="window layout: exact (default: every token once, most context), "
                    "llama.cpp (llama-perplexity's chunks), lm-eval (rolling windows), "
                    "hf-guide (the transformers guide's loop); see docs/protocols.md")
+
+
+def add_pll_metric_option(p: argparse.ArgumentParser) -> None:
+    """``--pll-metric``: a masked LM's pseudo-log-likelihood (docs/masked.md)."""
+    p.add_argument("--pll-metric", default=None, choices=list(PLL_METRIC_NAMES),
+                   help="a masked LM's pseudo-log-likelihood: within_word_l2r (default: "
+                   "the later tokens of the word masked too, Kauf & Ivanova 2023) or "
+                   "original (the token masked alone, Salazar et al. 2020); not for causal "
+                   "models")
 
 
 def protocol_lines(result: Any) -> str:

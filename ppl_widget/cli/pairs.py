@@ -5,10 +5,11 @@ from __future__ import annotations
 import argparse
 from typing import TextIO
 
+from ..core.metrics import objective_labels
 from ..core.pairs import accuracy, read_pairs
 from ..core.windows import check_window_settings
 from .load_bar import load_with_bar
-from .options import add_score_options
+from .options import add_pll_metric_option, add_score_options
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -24,6 +25,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                    "(e.g. phenomenon)")
     add_score_options(p, no_prefix_help="leave each sentence's first token unscored",
                       top_k=False)
+    add_pll_metric_option(p)
 
 
 def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
@@ -35,7 +37,8 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         raise ValueError(f"--by {args.by}: no such column (columns: {list(pairs.columns)})")
     lm = load_with_bar(args, err)
     scored = score_pairs(pairs, lm, max_length=args.max_length, stride=args.stride,
-                         prefix=None if args.no_prefix else "bos", add_eos=args.add_eos)
+                         prefix=None if args.no_prefix else "bos", add_eos=args.add_eos,
+                         pll_metric=args.pll_metric)
     if args.out is not None:
         _write(scored, args.out, out)
     if args.out != "-":
@@ -55,13 +58,17 @@ def _write(frame, path: str, out: TextIO) -> None:
 def format_accuracy(scored, by: str | None = None) -> str:
     """Accuracy by both criteria, overall and per group, as an aligned table."""
     rows = [("all", accuracy(scored), accuracy(scored, column="correct_mean"))]
+    # a masked LM's pairs: the sentence with the higher pseudo-log-likelihood wins
+    named = objective_labels(scored.attrs)
+    head = [f"correct: the good sentence has the higher pseudo-log-likelihood "
+            f"({named['metric']})"] if named["pseudo"] else []
     if by is not None:
         totals = accuracy(scored, by)
         means = accuracy(scored, by, column="correct_mean")
         rows += [(str(g), totals.iloc[[i]], means.iloc[[i]])
                  for i, g in enumerate(totals[by])]
     width = max(12, *(len(r[0]) for r in rows))
-    lines = [f"{by or '':<{width}} {'pairs':>7} {'accuracy':>9} {'per token':>10}"]
+    lines = [*head, f"{by or '':<{width}} {'pairs':>7} {'accuracy':>9} {'per token':>10}"]
     for name, total, mean in rows:
         lines.append(f"{name:<{width}} {int(total['n_pairs'].iloc[0]):>7,} "
                      f"{total['accuracy'].iloc[0]:>9.3f} {mean['accuracy'].iloc[0]:>10.3f}")

@@ -9,10 +9,16 @@ import math
 import sys
 from typing import TextIO
 
-from ..core.metrics import METRIC_KEYS
+from ..core.metrics import METRIC_KEYS, objective_labels
 from ..core.validation import check_text
 from .load_bar import load_with_bar
-from .options import add_protocol_option, add_score_options, check_counts, protocol_lines
+from .options import (
+    add_pll_metric_option,
+    add_protocol_option,
+    add_score_options,
+    check_counts,
+    protocol_lines,
+)
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -30,6 +36,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--prefix-every-window", action="store_true",
                    help="every window reads the BOS token first, then max-length - 1 tokens")
     add_protocol_option(p)
+    add_pll_metric_option(p)
     p.add_argument("--json", metavar="OUT", help="write the full per-token result here")
 
 
@@ -68,7 +75,12 @@ def format_metrics(metrics: dict, conventions: str = "") -> str:
         "byte_ppl": "perplexity / byte", "bits_per_token": "bits / token",
         "bits_per_char": "bits / character", "bits_per_byte": "bits / byte",
     }
-    lines = []
+    named = objective_labels(metrics)  # a PLL result's metrics say so (core/metrics.py)
+    if named["pseudo"]:
+        labels.update(total_nll="pseudo-NLL (nats)", **{
+            f"{u}_ppl": f"pseudo-PPL / {w}" for u, w in
+            (("token", "token"), ("word", "word"), ("char", "character"), ("byte", "byte"))})
+    lines = [f"{named['title']} ({named['metric']})"] if named["pseudo"] else []
     for key in METRIC_KEYS:
         value = metrics[key]
         shown = f"{value:,}" if isinstance(value, int) else f"{value:,.6g}"
@@ -139,7 +151,7 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                            prefix=None if args.no_prefix else "bos", add_eos=args.add_eos,
                            top_k=args.top_k, context=context,
                            prefix_every_window=args.prefix_every_window,
-                           protocol=args.protocol):
+                           protocol=args.protocol, pll_metric=args.pll_metric):
             note = long_run_note(last.total, last.eta_s, args.max_length) \
                 if last.start == 0 else None  # the first batch: the speed is known now
             if note:

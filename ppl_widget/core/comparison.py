@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from .levels import assign_tokens, unit_spans
-from .metrics import LN2
+from .metrics import LN2, is_pll, objective_labels
 from .providers import provider
 from .result import ScoreResult
 
@@ -31,6 +31,10 @@ NOT_COMPARABLE_NOTE = ("token_ppl is not comparable across tokenizers: a model t
                        "text into more tokens divides the same total NLL by more units. "
                        "Compare word_ppl, char_ppl, byte_ppl or bits_per_byte.")
 UNIT_COUNT_COLUMNS = ("n_words", "n_chars", "n_bytes")
+#: Said under a table where a masked LM's pseudo-perplexity stands beside a perplexity.
+PSEUDO_NOTE = ("A masked LM's pseudo-perplexity (PLL: each token masked and predicted from "
+               "both sides) is not the probability of the text, as a causal model's "
+               "perplexity is: the two measure different things (docs/masked.md).")
 
 
 class ComparisonError(ValueError):
@@ -62,7 +66,10 @@ def _table_class() -> type:
 
         def __repr__(self) -> str:
             base = super().__repr__()
-            return f"{base}\n† {NOT_COMPARABLE_NOTE}" if self._marked() else base
+            return f"{base}\n† {self._note()}" if self._marked() else base
+
+        def _note(self) -> str:
+            return self.attrs.get("note", NOT_COMPARABLE_NOTE)
 
         def _repr_html_(self) -> str | None:
             if not self._marked():
@@ -81,7 +88,7 @@ def _table_class() -> type:
             if by_model:
                 shown = shown.set_index("label").T
                 shown.columns.name = None
-            sty = shown.style.set_caption(f"† {NOT_COMPARABLE_NOTE}")
+            sty = shown.style.set_caption(f"† {self._note()}")
             sty = sty.set_table_styles([{"selector": "caption", "props": [
                 ("caption-side", "bottom"), ("text-align", "left"),
                 ("white-space", "normal"), ("font-size", "0.9em"), ("padding-top", "4px")]}])
@@ -159,10 +166,15 @@ class Comparison:
                                             self.results, strict=True):
             m = res.metrics()
             rows.append({"label": label, "model": model, "vocab_size": vocab,
+                         "measure": objective_labels(res.settings)["perplexity"],
                          **{k: m[k] for k in TABLE_COLUMNS[3:]}})
-        table = _table_class()(rows, columns=list(TABLE_COLUMNS))
+        # a masked LM's row holds pseudo-perplexities: the table says which rows do
+        mixed = any(is_pll(r.settings) for r in self.results)
+        columns = [*TABLE_COLUMNS[:2], "measure", *TABLE_COLUMNS[2:]] if mixed \
+            else list(TABLE_COLUMNS)
+        table = _table_class()(rows, columns=columns)
         table.attrs["not_comparable"] = list(NOT_COMPARABLE)
-        table.attrs["note"] = NOT_COMPARABLE_NOTE
+        table.attrs["note"] = NOT_COMPARABLE_NOTE + (f" {PSEUDO_NOTE}" if mixed else "")
         table.attrs["conventions"] = [r.conventions() for r in self.results]
         return table
 
@@ -220,7 +232,11 @@ class Comparison:
         frame["diff_bits"] = frame["diff"] / LN2
         frame.attrs.update(a=la, b=lb, outside=outside,
                            diff=f"surprisal of {la} minus {lb} (nats); positive: {lb} "
-                                "predicted the word better")
+                                "predicted the word better",
+                           # a masked LM's column holds pseudo-surprisals (core/metrics.py)
+                           measures={label: objective_labels(res.settings)["surprisal"]
+                                     for label, res in zip(self.labels, self.results,
+                                                           strict=True)})
         return frame
 
     # ---- views (the views' work, registered with core/providers.py) ------

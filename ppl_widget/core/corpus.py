@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from .extras import require
-from .metrics import METRIC_KEYS, summarize
+from .metrics import METRIC_KEYS, objective_metrics, summarize
 from .result import TOKEN_ARRAYS, ScoreResult
 
 #: Version of the layout above, stored in the file's metadata.
@@ -224,7 +224,8 @@ class CorpusResults(Mapping):
                                  ) if len(nll) else np.zeros((0, 4), np.int64)
         out = summarize(math.fsum(nll.tolist()), *counts.sum(axis=0).tolist())
         out.update(n_documents=len(nll), n_eos=int(sum(s["n_eos"])),
-                   n_unscored_tokens=int(sum(s["n_unscored_tokens"])))
+                   n_unscored_tokens=int(sum(s["n_unscored_tokens"])),
+                   **objective_metrics(self.settings))  # a masked LM's: pseudo-perplexity
         if ci is not None:
             from .statistics import bootstrap_intervals
 

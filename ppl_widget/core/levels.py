@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .extras import MissingExtraError
-from .metrics import LN2
+from .metrics import LN2, objective_labels
 from .reading.word_frequency import zipf_frequencies
 from .sentences import SentenceSpec, line_spans, paragraph_spans, sentence_spans
 from .text_units import WordSpec, whitespace_mask, word_spans  # noqa: F401  (word_spans: public)
@@ -121,7 +121,19 @@ def level_frame(result: ScoredTokens, level: str = "token", *, words: WordSpec =
 
         frame["surprisal_corrected"] = corrected_word_surprisal(result, owner, len(frame))
         frame["surprisal_corrected_bits"] = frame["surprisal_corrected"] / LN2
+    _name_measure(frame, getattr(result, "settings", None))
     return frame
+
+
+def _name_measure(frame: pd.DataFrame, settings: Any) -> None:
+    """Say what the numbers are (core/metrics.py): ``attrs["measure"]`` (surprisal or
+    pseudo-surprisal) and ``attrs["objective"]``; a PLL table also names it over its
+    columns, where a printed table shows it (the column names stay those of every table)."""
+    labels = objective_labels(settings)
+    frame.attrs.update(objective=labels["objective"], measure=labels["surprisal"])
+    if labels["pseudo"]:
+        frame.attrs["pll_metric"] = labels["pll_metric"]
+        frame.columns.name = f"{labels['surprisal']} ({labels['metric']})"
 
 
 def _add_unigram(frame: pd.DataFrame, result: ScoredTokens, owner: np.ndarray,

@@ -15,7 +15,14 @@ from typing import Any
 import numpy as np
 
 from .jsonable import float_of_json, json_safe
-from .metrics import LN2, summarize, unigram_normalized_perplexity
+from .metrics import (
+    LN2,
+    is_pll,
+    objective_metrics,
+    pseudo_note,
+    summarize,
+    unigram_normalized_perplexity,
+)
 from .providers import provider
 from .text_units import TextUnits
 from .tokens import TOKEN_ARRAYS, empty_token_arrays, tokens_in_span  # importable here too
@@ -136,7 +143,7 @@ class ScoreResult:
         out = summarize(nll[j] - nll[i], j - i, w, c, b)
         n_eos = int(self.is_eos[i:j].sum())
         out.update(n_eos=n_eos, n_unscored_tokens=len(self.unscored_token_ids),
-                   partial=self.partial)
+                   partial=self.partial, **objective_metrics(self.settings))
         return out
 
     def metrics(self, *, upto: int | None = None, span: tuple[int, int] | None = None,
@@ -149,7 +156,10 @@ class ScoreResult:
         (a token that holds only the tail of a character, and EOS, go with
         the token before them).  Denominators count the units of the scored
         text (a word counts where it starts), plus one of each for a scored
-        EOS; keys ``n_eos`` and ``n_unscored_tokens`` state the conventions.
+        EOS; keys ``n_eos`` and ``n_unscored_tokens`` state the conventions.  A result
+        scored by pseudo-log-likelihood (a masked LM) keeps these keys and adds
+        ``objective="pll"``, ``pll_metric`` and ``perplexity_label="pseudo-perplexity"``
+        (``core/metrics.py``).
 
         ``unigram=``: a ``Unigram`` (or a text / list of texts, counted with this
         result's tokenizer) adds ``pplu`` and ``unigram_ppl``.  ``ci=0.95`` adds
@@ -246,6 +256,7 @@ class ScoreResult:
         protocol = s.get("protocol", "exact")
         first = (f"protocol {protocol}: {len(self.unscored_token_ids)} tokens not scored by "
                  f"the protocol" if protocol != "exact" else
+                 pseudo_note(s) + ", special tokens read, not scored" if is_pll(s) else
                  "first token scored after the context" if self.context is not None else
                  "first token scored after the prefix token"
                  if s.get("prefix") == "bos" else
@@ -377,7 +388,9 @@ class ScoreResult:
     def __repr__(self) -> str:
         m = self.metrics()
         state = "partial " if self.partial else ""
-        return (f"<{state}ScoreResult: {m['n_tokens']}/{self.total_tokens} tokens, "
+        pseudo = (f" of pseudo-perplexity (PLL, {m['pll_metric']})" if is_pll(self.settings)
+                  else "")
+        return (f"<{state}ScoreResult{pseudo}: {m['n_tokens']}/{self.total_tokens} tokens, "
                 f"token_ppl={m['token_ppl']:.4g}, word_ppl={m['word_ppl']:.4g}, "
                 f"bits_per_byte={m['bits_per_byte']:.4g}>")
 
@@ -390,7 +403,7 @@ def explain_settings(result: ScoreResult) -> dict[str, Any]:
         raise ValueError("this result was scored with words= a function, which its settings "
                          "cannot hold: call ppl_widget.explain(text, lm, words=...) with it")
     out = {k: s[k] for k in ("max_length", "stride", "prefix", "add_eos",
-                             "prefix_every_window", "protocol") if k in s}
+                             "prefix_every_window", "protocol", "pll_metric") if k in s}
     if words is not None:
         out["words"] = words
     if result.context is not None:

@@ -58,6 +58,9 @@ def table_row(result: ScoreResult, *, label: str, model: str, status: str,
     row = {"label": label, "model": model, "vocab_size": vocab_size, "status": status,
            "partial": bool(result.partial), "conventions": result.conventions()}
     row.update({k: json_number(m[k]) for k in TABLE_METRICS})
+    # a masked LM's row holds pseudo-perplexities: its objective keys say so (the front
+    # end names them by core/metrics.py's rule)
+    row.update({k: m[k] for k in ("objective", "pll_metric") if k in m})
     return row
 
 

@@ -22,6 +22,7 @@ import secrets
 from typing import Any
 
 from ..core.jsonable import json_safe
+from ..core.metrics import objective_labels
 from ..core.result import ScoreResult
 from .assets import bundle_text
 from .protocol import explanation_data, result_data, result_settings
@@ -160,11 +161,14 @@ def _summary(state: dict[str, Any]) -> str:
     data = state.get("result_data") or {}
     m = data.get("metrics") or {}
     model = (state.get("settings") or {}).get("model", "?")
+    labels = objective_labels(state.get("settings"))
+    metric = f" ({labels['metric']})" if labels["metric"] else ""
 
     def num(key: str) -> str:
         return summary_number(m.get(key))
 
-    return (f"ppl-widget · {model} · {data.get('count', 0)} tokens · perplexity per token "
+    return (f"ppl-widget · {model} · {data.get('count', 0)} tokens · {labels['perplexity']}"
+            f"{metric} per token "
             f"{num('token_ppl')}, per word {num('word_ppl')}, per char {num('char_ppl')}, "
             f"per byte {num('byte_ppl')} (the coloured view needs JavaScript)")
 
@@ -202,7 +206,9 @@ def result_to_html(result: ScoreResult, path: str | pathlib.Path | None = None, 
 
 def _title(settings: dict[str, Any]) -> str:
     model = settings.get("model")
-    return f"ppl-widget · {model}" if model else "ppl-widget"
+    labels = objective_labels(settings)  # a PLL page says so in its title
+    pseudo = f" · {labels['perplexity']} ({labels['metric']})" if labels["pseudo"] else ""
+    return f"ppl-widget · {model}{pseudo}" if model else f"ppl-widget{pseudo}"
 
 
 # ---- the widgets' own pages and notebook output -------------------------------------

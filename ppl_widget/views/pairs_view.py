@@ -24,7 +24,7 @@ from .export import StaticPageOutput
 #: Pairs sent to the front end at most (the summary says how many there were).
 MAX_SHOWN = 500
 SORTS = ("input", "delta_asc", "delta_desc")
-_OWN_TRAITS = ("pairs", "n_total", "sort", "criterion", "surprisal_unit")
+_OWN_TRAITS = ("pairs", "n_total", "sort", "criterion", "surprisal_unit", "objective")
 _UNIT_RENAMED = ("unit is deprecated: the pairs view's unit is surprisal_unit, as in every "
                  "other view")
 
@@ -40,6 +40,9 @@ class PairsWidget(StaticPageOutput, anywidget.AnyWidget):
     sort = traitlets.Enum(SORTS, "input").tag(sync=True)
     criterion = traitlets.Enum(("total", "mean"), "total").tag(sync=True)
     surprisal_unit = traitlets.Enum(("bits", "nats"), "bits").tag(sync=True)
+    #: a masked LM's pairs: ``{"objective": "pll", "pll_metric": ...}`` (score_pairs'
+    #: frame.attrs), which the view names its numbers by; empty for a causal model
+    objective = traitlets.Dict().tag(sync=True)
 
     def __init__(self, **kwargs: Any):
         if "unit" in kwargs:
@@ -97,9 +100,13 @@ def show_pairs(df: Any, lm: Any = None, *, label: str | None = None, sort: str =
         label = "phenomenon"
     if label is not None and label not in frame.columns:
         raise ValueError(f"label: no column {label!r} (columns: {list(frame.columns)})")
+    objective = {k: frame.attrs[k] for k in ("objective", "pll_metric")
+                 if frame.attrs.get(k) is not None}
+    if "pll_metric" in objective:  # the pieces scored as the frame was (a masked LM)
+        score_options.setdefault("pll_metric", objective["pll_metric"])
     rows = pairs_state(frame.head(limit), lm, label=label, **score_options)
     return PairsWidget(pairs=rows, n_total=len(frame), sort=sort, criterion=criterion,
-                       surprisal_unit=surprisal_unit)
+                       surprisal_unit=surprisal_unit, objective=objective)
 
 
 def pairs_state(frame: pd.DataFrame, lm: Any = None, *, label: str | None = None,

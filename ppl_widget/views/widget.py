@@ -43,6 +43,8 @@ class PerplexityWidget(StaticPageOutput, PerplexityTraits):
     model reads before ``text`` (see ``score()``), shown before it, uncoloured.
     ``protocol``: ``score()``'s; the tokens it leaves unscored are shown greyed, and the
     panel says how many (an edit re-scores in full where its windows move).
+    ``pll_metric``: a masked LM's (``score()``'s); its pseudo-surprisal is coloured and
+    its pseudo-perplexity shown, named so, with the metric (docs/masked.md).
 
     Why is a token surprising: click it in the view (or press ``e`` on the focused one),
     or call ``explain(token=...)`` / ``explain(word=...)``; the text before it is coloured
@@ -60,7 +62,7 @@ class PerplexityWidget(StaticPageOutput, PerplexityTraits):
                  sentences: Any = None, unigram: Any = None, ci: float | None = None,
                  editable: bool = False, autostart: bool = True, context: Any = None,
                  prefix_every_window: bool = False, protocol: str = "exact",
-                 **kwargs: Any) -> None:
+                 pll_metric: str | None = None, **kwargs: Any) -> None:
         # score()'s rule: an empty text has nothing to score, but an editable widget may
         # start empty (it shows an empty result until something is typed)
         check_text(text, add_eos or editable)
@@ -69,7 +71,7 @@ class PerplexityWidget(StaticPageOutput, PerplexityTraits):
         self._lm: LoadedModel | None = model if isinstance(model, LoadedModel) else None
         self._options = check_options({"add_eos": add_eos, "top_k": top_k,
                                        "batch_size": batch_size, "words": words,
-                                       "protocol": protocol})
+                                       "protocol": protocol, "pll_metric": pll_metric})
         if not isinstance(prefix_every_window, bool):
             raise ValueError(f"prefix_every_window must be True or False, got "
                              f"{prefix_every_window!r}")
@@ -161,7 +163,10 @@ class PerplexityWidget(StaticPageOutput, PerplexityTraits):
         return {"max_length": self.max_length, "stride": self.stride,
                 "prefix": "bos" if self.prefix == "bos" else None,
                 "prefix_every_window": self.prefix_every_window, "context": self.context,
-                **{k: self._options[k] for k in ("add_eos", "words", "protocol")}}
+                **{k: self._options[k] for k in ("add_eos", "words", "protocol")},
+                # a masked LM's metric (a causal model takes none)
+                **({"pll_metric": self._options["pll_metric"]}
+                   if self._options.get("pll_metric") is not None else {})}
 
     def chart(self, kind: str = "surprisal", **options: Any) -> Any:
         """An Altair chart of the result so far: ``surprisal``, ``running_perplexity``

@@ -101,6 +101,7 @@ class WidgetExplainer:
     def _compute(self, run_id: int, cancel: threading.Event, *, token: int | None,
                  word: int | None, method: str) -> str | None:
         from ..scoring.analyses.explain import context_curve, iter_explain
+        from ..scoring.analyses.explain_masked import has_context_curve
 
         w = self._widget
         w.wait(raise_error=False)  # a click during scoring explains the finished result
@@ -134,7 +135,8 @@ class WidgetExplainer:
         if last is None or not self._live.is_current(run_id):
             return None
         cancelled = cancel.is_set() or bool(last.cancelled) or bool(last.partial)
-        curve = None if cancelled else context_curve(
+        # a masked LM has no context curve (its context is both sides): none is shown
+        curve = None if cancelled or not has_context_curve(w._lm) else context_curve(
             result.text, w._lm, token=token, word=word, **settings)
         if not self._live.is_current(run_id):
             return None

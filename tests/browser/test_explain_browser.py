@@ -5,15 +5,27 @@ same from the keyboard; Escape closes it (and the kernel forgets it); an explana
 computed in the notebook travels with the exported page.  Markup in the text stays
 text.  Screenshots in both themes land in test-artifacts/ (explain-*.png).
 
+Issue 48's finish: the panel names the context curve while the kernel computes it after
+the units (the notebook slows the curve down to show it), the clicked token's tooltip
+keeps clear of the panel, Up/Down move between the text's lines and JupyterLab does not
+take them to another cell, and the exported page keeps the target's box on one line and
+answers a click with what explaining needs (a kernel).
+
 The delay the view adds, from the click to the first coloured unit less the kernel's
 own time to that unit, is printed (a measurement, not an assertion).
 """
 
 from __future__ import annotations
 
+import re
+
 import pytest
+from playwright.sync_api import expect
+
+from ppl_widget.views.attribution_colours import CHART_COLOURS
 
 from .conftest import ARTIFACTS, offline_context
+from .lab_waits import wait_for_chart
 from .test_jupyterlab import open_notebook, run_cell, shot, wait_for_json, write_notebook
 from .test_views_browser import _theme
 
@@ -26,6 +38,10 @@ import json
 from tests.conftest import _tiny  # the repository is on the kernel's PYTHONPATH
 from ppl_widget import PerplexityWidget
 w = PerplexityWidget({TEXT!r}, _tiny("gpt2"))
+# the context curve a little slower than the tiny model's, for the panel's words meanwhile
+import time, ppl_widget.scoring.analyses.explain as _explain
+_curve = _explain.context_curve
+_explain.context_curve = lambda *a, **k: (time.sleep(1.5), _curve(*a, **k))[1]
 w
 """
 DUMP = """\
@@ -35,10 +51,11 @@ json.dump({"n_tokens": len(_r), "tokens": _r.tokens}, open("explain.json", "w"))
 # the kernel's side after Escape, then an explanation computed in the notebook, exported
 KERNEL = """\
 json.dump({"cleared": w.explanation is None}, open("cleared.json", "w"))
-_e = w.explain(word=8)
+_e = w.explain(word=10)  # "for": its first token " f" starts with a space
 w.to_html("explained.html")
 json.dump({"units": _e.frame["unit"].tolist(), "target": _e.target["text"],
            "delta": _e.frame["delta_nats"].tolist()}, open("exported.json", "w"))
+_e.chart(width=420, height=140)
 """
 ROOT = ".pplw-root"
 PANEL = f"{ROOT} .pplw-ex"
@@ -77,9 +94,18 @@ def test_click_explains_a_token_escape_closes_and_the_export_keeps_one(lab, page
     page.wait_for_selector(f"{ROOT} .pplw-status-done", timeout=120_000)
     last = data["n_tokens"] - 1
 
-    # a click on the last token (the token level: the token is the target)
+    # a click on the last token (the token level: the token is the target); after its
+    # units the panel says what it computes (the curve), then it is done
     page.locator(f"{ROOT} .pplw-tok[data-i='{last}']").click()
+    status = page.locator(f"{PANEL} .pplw-ex-status")
+    expect(status).to_contain_text("now the context curve", timeout=60_000)
+    page.locator(ROOT).screenshot(path=str(_artifact("explain-curve-stage-light.png")))
     page.wait_for_selector(DONE, timeout=60_000)
+    # the clicked token's tooltip is up (hover and focus) and keeps clear of the panel
+    tip = page.locator(f"{ROOT} .pplw-tooltip")
+    expect(tip).to_be_visible()
+    assert _apart(tip.bounding_box(), page.locator(PANEL).bounding_box()), "tooltip over panel"
+    page.locator(ROOT).screenshot(path=str(_artifact("explain-tooltip-light.png")))
     page.wait_for_selector(f"{PANEL} .pplw-ex-curve", timeout=60_000)
     seen = _explained(page)
     # the clicked token took the keyboard focus: the keyboard goes on from there
@@ -90,7 +116,20 @@ def test_click_explains_a_token_escape_closes_and_the_export_keeps_one(lab, page
     # the attribution palette (blue = hurt at bin 0) replaced the surprisal ramp meanwhile
     assert _palette_start(page) == "rgb(31, 95, 168)"
     assert seen["helped"] or seen["hurt"]
+    # each top unit says where it is ("token 12"); the shown whitespace marks are explained
+    rows = [row for row in seen["helped"] + seen["hurt"] if row not in ("none", "…")]
+    assert rows and all(re.match(r"token \d+", row) for row in rows), seen
+    shown = page.locator(f"{PANEL} .pplw-ex-unit, {PANEL} .pplw-ex-label").all_inner_texts()
+    marks = page.locator(f"{PANEL} .pplw-ex-marks")
+    if any("\u00b7" in t for t in shown):
+        assert "· a space" in marks.inner_text()
+    else:
+        expect(marks).to_be_hidden()
     assert seen["curve"] >= 2 and "occlusion" in seen["method"]
+    # the curve's axes: a surprisal tick at 0 and above it, the context's ticks, their titles
+    ticks = page.eval_on_selector_all(f"{PANEL} .pplw-ex-curve .pplw-ex-tick",
+                                      "els => els.map(e => e.textContent)")
+    assert {"0", "bits", "tokens of context (log scale)"} <= set(ticks) and len(ticks) >= 6, ticks
     legend = page.locator(f"{ROOT} .pplw-legend-title").inner_text()
     assert legend.startswith("attribution (bits)"), legend
     region = page.locator(PANEL)
@@ -110,21 +149,50 @@ def test_click_explains_a_token_escape_closes_and_the_export_keeps_one(lab, page
     try:
         _theme(page, "dark")
         page.locator(ROOT).screenshot(path=str(_artifact("explain-widget-dark.png")))
+        page.locator(f"{ROOT} .pplw-tok[data-i='{last}']").hover()
+        expect(tip).to_be_visible()
+        assert _apart(tip.bounding_box(), region.bounding_box()), "tooltip over panel (dark)"
+        page.locator(ROOT).screenshot(path=str(_artifact("explain-tooltip-dark.png")))
+        page.mouse.move(0, 0)
     finally:
         _theme(page, "light")
 
     # Escape closes it (from the clicked token, the roving focus's now): the colours give
-    # way, the panel goes, the kernel forgets it
+    # way, the panel goes, the kernel forgets it.  (In the dark theme from here on, to see
+    # the panel's words there too.)
+    _theme(page, "dark")
     page.locator(f"{ROOT} .pplw-tok[data-i='{last}'][tabindex='0']").focus()
     page.keyboard.press("Escape")
     page.wait_for_selector(PANEL, state="hidden")
     assert not _explained(page)["explaining"]
-    assert _palette_start(page) != "rgb(31, 95, 168)"  # the surprisal colours are back
-    # `e` on the focused token explains it from the keyboard
-    page.keyboard.press("ArrowLeft")
+    assert _palette_start(page) != "rgb(111, 180, 240)"  # the surprisal colours are back
+    # `e` on the focused token explains it from the keyboard (" f" of "floods": its space
+    # shows as "·", and the panel says what the mark is)
+    for _ in range(5):
+        page.keyboard.press("ArrowLeft")
     page.keyboard.press("e")
+    expect(status).to_contain_text("now the context curve", timeout=60_000)
+    page.locator(ROOT).screenshot(path=str(_artifact("explain-curve-stage-dark.png")))
     page.wait_for_selector(DONE, timeout=60_000)
-    assert _explained(page)["target"] == [last - 1]
+    assert _explained(page)["target"] == [last - 5]
+    assert page.locator(f"{PANEL} .pplw-ex-label").inner_text() == "\u00b7f"
+    expect(page.locator(f"{PANEL} .pplw-ex-marks")).to_have_text(
+        "· a space (whitespace made visible)")
+    page.mouse.move(0, 0)
+    page.locator(ROOT).screenshot(path=str(_artifact("explain-marks-dark.png")))
+    # Up and Down move between the text's lines; JupyterLab keeps its cell
+    cell = "() => window.jupyterapp.shell.currentWidget.content.activeCellIndex"
+    before, line2 = page.evaluate(cell), _focused(page)
+    page.keyboard.press("ArrowUp")
+    up = _focused(page)
+    assert up["inside"] and up["top"] < line2["top"], (line2, up)
+    page.keyboard.press("ArrowDown")
+    down = _focused(page)
+    assert down["inside"] and down["top"] == line2["top"], (up, down)
+    assert page.evaluate(cell) == before
+    _theme(page, "light")
+    page.locator(ROOT).screenshot(path=str(_artifact("explain-marks-light.png")))
+    page.locator(f"{ROOT} .pplw-tok[data-i='{last - 5}']").focus()
     page.keyboard.press("Escape")
     page.wait_for_selector(PANEL, state="hidden")
 
@@ -132,7 +200,45 @@ def test_click_explains_a_token_escape_closes_and_the_export_keeps_one(lab, page
     assert wait_for_json(notebooks / "cleared.json")["cleared"] is True
     exported = wait_for_json(notebooks / "exported.json", timeout=150)
     page.wait_for_selector(DONE, timeout=60_000)  # the notebook's explanation shows live too
+    # Explanation.chart() colours helped and hurt as the widget does (the shared rule)
+    chart = ".jp-OutputArea-output svg.marks"
+    wait_for_chart(page, chart)
+    fills = set(page.eval_on_selector_all(f"{chart} .mark-rect path",
+                                          "els => els.map(e => e.getAttribute('fill'))"))
+    assert fills and fills <= set(CHART_COLOURS.values()), fills
+    for theme in ("light", "dark"):
+        _theme(page, theme)
+        page.locator(chart).screenshot(path=str(_artifact(f"explain-chart-{theme}.png")))
+    _theme(page, "light")
     _check_export(browser, notebooks / "explained.html", exported)
+
+
+#: Narrow the text until the target's first token leaves its line (or splits over two);
+#: then the number of lines the target's boxes are on.
+NARROW_TO_TARGET = """() => {
+  const sc = document.querySelector('.pplw-scroller');
+  const t = document.querySelector('.pplw-ex-target.pplw-ex-first');
+  const top = () => Math.round(t.getClientRects()[0].top);
+  const start = top();
+  for (let w = sc.getBoundingClientRect().width; w > 80; w -= 1) {
+    sc.style.width = w + 'px';
+    if (t.getClientRects().length > 1 || top() !== start) break;
+  }
+  return new Set([...document.querySelectorAll('.pplw-ex-target')].flatMap(
+    (e) => [...e.getClientRects()]).map((r) => Math.round(r.top))).size; }"""
+
+
+def _apart(a: dict, b: dict) -> bool:
+    """Two bounding boxes (Playwright's x, y, width, height) do not overlap."""
+    return (a["x"] + a["width"] <= b["x"] or b["x"] + b["width"] <= a["x"]
+            or a["y"] + a["height"] <= b["y"] or b["y"] + b["height"] <= a["y"])
+
+
+def _focused(page) -> dict:
+    """The focused element: a token of the widget or not, and its top on the page."""
+    return page.evaluate("""() => { const e = document.activeElement;
+      return {inside: !!(e && e.closest('.pplw-root') && e.classList.contains('pplw-tok')),
+              top: Math.round(e.getBoundingClientRect().top), i: e.dataset.i}; }""")
 
 
 def _palette_start(page) -> str:
@@ -160,7 +266,18 @@ def _check_export(browser, path, exported) -> None:
             assert shown_target.replace("\u00b7", " ").strip() == exported["target"].strip()
             shown = seen["helped"] + seen["hurt"]
             assert any(u in " ".join(shown) for u in exported["units"]), shown
+            # a click on another word: nothing to compute it with, and the panel says so
+            page.locator(f"{ROOT} .pplw-tok[data-i='1']").click()
+            note = page.locator(f"{PANEL} .pplw-ex-note")
+            expect(note).to_be_visible()
+            expect(note).to_contain_text("no kernel")
+            assert _explained(page)["target"] == seen["target"]  # the saved one stays
             assert page.errors == [] and page.dialogs == [] and page.attempted == []
             shot(page, f"explain-export-{scheme}")
+            # the target's box stays whole where the text's line ends at it (a space inside
+            # its first token " f" was a break opportunity inside the box)
+            lines = page.evaluate(NARROW_TO_TARGET)
+            page.locator(ROOT).screenshot(path=str(_artifact(f"explain-export-target-{scheme}.png")))
+            assert lines == 1, f"the target's box is on {lines} lines"
     finally:
         context.close()

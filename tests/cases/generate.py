@@ -1,4 +1,5 @@
-"""Write the shared cases (token_ranges.json, metrics.json, and the live page's
+"""Write the shared cases (token_ranges.json, metrics.json, objective.json,
+attribution_colours.json (the explanation's helped / hurt colours), and the live page's
 windows.json, text_units.json, ngram.json, log.json: live_cases.py; reuse.json:
 reuse_cases.py; sentences.json: sentence_cases.py) that the Python
 (tests/test_shared_cases.py) and the front end (js/test/shared_cases.test.js) both run.
@@ -19,9 +20,10 @@ from typing import Any
 import numpy as np
 
 from ppl_widget.core.jsonable import json_safe
-from ppl_widget.core.metrics import summarize
+from ppl_widget.core.metrics import objective_labels, summarize
 from ppl_widget.core.result import ScoreResult
 from ppl_widget.core.tokens import tokens_in_span
+from ppl_widget.views import attribution_colours
 
 try:  # run as a script (python3 tests/cases/generate.py) or imported by the tests
     from live_cases import log_cases, ngram_cases, text_unit_cases, window_cases
@@ -115,6 +117,30 @@ KEYS = ("total_nll", "total_bits", "n_tokens", "n_words", "n_chars", "n_bytes", 
         "word_ppl", "char_ppl", "byte_ppl", "bits_per_token", "bits_per_char", "bits_per_byte")
 
 
+# settings a result may carry, for the label rule (core/metrics.py, js/src/objective.js)
+OBJECTIVE_SETTINGS: list[tuple[str, Any]] = [
+    ("no settings", None),
+    ("empty settings", {}),
+    ("a causal result", {"model": "gpt2", "max_length": 1024}),
+    ("objective causal", {"objective": "causal"}),
+    ("another objective", {"objective": "mlm"}),
+    ("objective in capitals (not PLL)", {"objective": "PLL"}),
+    ("a pll_metric without the objective", {"pll_metric": "original"}),
+    ("PLL, within-word l2r", {"objective": "pll", "pll_metric": "within_word_l2r"}),
+    ("PLL, original", {"objective": "pll", "pll_metric": "original", "model": "bert"}),
+    ("PLL, no metric given", {"objective": "pll"}),
+    ("PLL, metric null", {"objective": "pll", "pll_metric": None}),
+    ("PLL, an unknown metric (shown as it is)", {"objective": "pll", "pll_metric": "l2r <b>"}),
+    ("PLL, a metric named like an object key", {"objective": "pll", "pll_metric": "toString"}),
+]
+
+
+def objective_cases() -> list[dict[str, Any]]:
+    """Settings -> the words every view uses (core/objective.objective_labels)."""
+    return [{"name": name, "settings": settings, "expected": objective_labels(settings)}
+            for name, settings in OBJECTIVE_SETTINGS]
+
+
 def write(name: str, cases: list[dict[str, Any]]) -> None:
     # one case a line: a changed rule shows in a diff as the cases it changed
     lines = [json.dumps(c, allow_nan=False, separators=(", ", ": ")) for c in json_safe(cases)]
@@ -124,9 +150,11 @@ def write(name: str, cases: list[dict[str, Any]]) -> None:
 if __name__ == "__main__":
     write("token_ranges.json", token_range_cases())
     write("metrics.json", metric_cases())
+    write("attribution_colours.json", [attribution_colours.rule()])
     write("windows.json", window_cases())
     write("text_units.json", text_unit_cases())
     write("ngram.json", ngram_cases())
     write("log.json", log_cases())
     write("reuse.json", reuse_cases())
     write("sentences.json", sentence_cases())
+    write("objective.json", objective_cases())

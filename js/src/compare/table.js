@@ -3,6 +3,7 @@
 
 import { h } from "../dom.js";
 import { fmtExact, fmtInt, fmtMetric, MISSING } from "../format.js";
+import { objectiveLabels } from "../objective.js";
 
 // [key, header, formatter]; the unit counts are the text's and shown once, below.
 export const COLUMNS = Object.freeze([
@@ -47,7 +48,10 @@ export class ComparisonTable {
     for (const row of rows) {
       const tr = h("tr", { class: row.partial ? "pplc-partial" : "" });
       const status = row.status && row.status !== "done" ? ` (${row.status}${row.partial ? ", partial" : ""})` : "";
-      tr.appendChild(h("th", { attrs: { scope: "row" }, title: row.conventions || "" }, h("b", { text: row.label }), h("span", { class: "pplc-model", text: `${row.model || ""}${status}` })));
+      // a masked LM's row holds pseudo-perplexities (its objective keys: objective.js)
+      const named = objectiveLabels(row);
+      const pseudo = named.pseudo ? ` · ${named.perplexity} (${named.metric})` : "";
+      tr.appendChild(h("th", { attrs: { scope: "row" }, title: row.conventions || "" }, h("b", { text: row.label }), h("span", { class: "pplc-model", text: `${row.model || ""}${pseudo}${status}` })));
       // the exact value in the cell's tooltip: a compact "6.062e+25" keeps its digits
       rowCells(row).forEach((cell, j) => tr.appendChild(h("td", { class: marked.has(COLUMNS[j][0]) ? "pplc-nc" : "", text: cell, title: fmtExact(num(row[COLUMNS[j][0]])) })));
       body.appendChild(tr);

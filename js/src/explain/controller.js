@@ -8,6 +8,7 @@
 // context units are tokens); at the word or sentence level the token's word (its units
 // are words).  A token outside any word falls back to itself.
 
+import { fmtInt } from "../format.js";
 import { MSG_EXPLAIN, MSG_EXPLAIN_CANCEL, MSG_EXPLAIN_CLEAR, TRAIT_EXPLANATION } from "../protocol.js";
 import { TextView } from "../render.js";
 import { ExplainPanel } from "./panel.js";
@@ -46,7 +47,9 @@ export class ExplainController {
       this.explainToken(i);
     };
     this.onKey = (ev) => {
+      // a key handled here goes no further (JupyterLab's command mode has its own)
       if (ev.key === "Escape" && this.state.shown) {
+        ev.stopPropagation();
         this.escape();
         return;
       }
@@ -54,6 +57,7 @@ export class ExplainController {
         const i = TextView.tokenIndexOf(ev.target);
         if (i < 0) return;
         ev.preventDefault();
+        ev.stopPropagation();
         this.explainToken(i);
       }
     };
@@ -73,7 +77,10 @@ export class ExplainController {
     const v = this.view;
     if (i >= v.store.length) return;
     v.focusToken(i);
-    if (!v.live) return;
+    if (!v.live) {
+      this.panel.flashNote(); // no kernel: the panel says what a new explanation needs
+      return;
+    }
     const target = targetOf(v.store, v.wordStats, v.level(), i, v.text());
     const t = this.state.target;
     if (this.state.shown && t && t.first === target.first && t.last === target.last) {
@@ -109,6 +116,24 @@ export class ExplainController {
     if (this.view.live) this.view.model.send({ type: MSG_EXPLAIN_CLEAR });
     this.state.clear();
     this.view.changed();
+  }
+
+  /** Draw the panel in the surprisal unit shown. */
+  drawPanel(unit) {
+    this.panel.update(this.state, unit, { where: (u) => this.unitPosition(u), live: this.view.live });
+  }
+
+  /** Where context unit u sits in the text, as the tooltips count: "word 12" (its first
+   * token's word) or "token 40". */
+  unitPosition(u) {
+    const v = this.view;
+    const i = this.state.firstTokenOf(v.store, u);
+    if (i < 0) return `#${fmtInt(u + 1)}`;
+    if (this.state.unit !== "token" && v.wordStats) {
+      const w = v.wordStats.update().unitOf(i);
+      if (w >= 0) return `word ${fmtInt(w + 1)}`;
+    }
+    return `token ${fmtInt(i + 1)}`;
   }
 
   /** A kernel message; true when it was an explanation's. */

@@ -57,6 +57,7 @@ export class ExplainState {
     this.total = 0;
     this.targetNats = NaN;
     this.curve = null; // {context_tokens: [], surprisal_nats: []}
+    this.settings = null; // the scoring settings it was computed with (max_length: the window)
     this.message = "";
     this.scale = attributionScale([]);
     this._tokenUnit = null;
@@ -159,6 +160,7 @@ export class ExplainState {
     this.done = payload.done ?? 0;
     this.total = payload.total ?? (this.delta ? this.delta.length : 0);
     this.curve = payload.curve || null;
+    this.settings = payload.settings || null;
     this.scale = attributionScale(this.delta || []);
     return true;
   }
@@ -184,6 +186,21 @@ export class ExplainState {
       this._tokenUnit = tokenUnits(store.start16, store.end16, n, this.units.start16, this.units.end16);
     }
     return i < n ? this._tokenUnit[i] : -1;
+  }
+
+  /** The first token of `store` in context unit u (-1: none among the tokens shown). */
+  firstTokenOf(store, u) {
+    if (!this.units || !this.target) return -1;
+    this.unitOfToken(store, 0); // (re)builds the token -> unit map
+    const tu = this._tokenUnit;
+    if (!tu) return -1;
+    if (!this._unitFirst || this._unitFirstOf !== tu) {
+      // one pass over the tokens, again only when the token -> unit map was rebuilt
+      this._unitFirst = new Int32Array(this.units.text.length).fill(-1);
+      this._unitFirstOf = tu;
+      for (let i = tu.length - 1; i >= 0; i--) if (tu[i] >= 0) this._unitFirst[tu[i]] = i;
+    }
+    return u >= 0 && u < this._unitFirst.length ? this._unitFirst[u] : -1;
   }
 
   /** How token i is drawn: TARGET, an attribution bin, or OUTSIDE (-1, also while its

@@ -10,6 +10,7 @@ import { displayToken, fmtExact, fmtInt, fmtProb } from "../format.js";
 import { ItemTips } from "../item_tips.js";
 import { legendStrip } from "../legend_strip.js";
 import { ModelListeners } from "../lifecycle.js";
+import { objectiveLabels } from "../objective.js";
 import { TRAIT_SURPRISAL_UNIT } from "../protocol.js";
 import { followTheme, setPaletteVars } from "../theme.js";
 import { fmtSurprisal, Tooltip } from "../tooltip.js";
@@ -17,7 +18,8 @@ import { asUnit, fmtDelta, unitSelect } from "../units.js";
 import { pieceBin, pieceDetails, SORTS, sortedOrder } from "./data.js";
 
 const CRITERIA = { total: ["delta", "correct"], mean: ["delta_mean", "correct_mean"] };
-const CRITERION_NAMES = { total: "total NLL", mean: "NLL per token" };
+/** The criterion's name in the measure's words: a masked LM's NLL is its −PLL. */
+const criterionName = (criterion, labels) => (criterion === "mean" ? `${labels.nll} per token` : `total ${labels.nll}`);
 
 export class PairsView {
   constructor(model, el) {
@@ -63,7 +65,7 @@ export class PairsView {
   }
 
   _listen() {
-    for (const t of ["pairs", "sort", "criterion", TRAIT_SURPRISAL_UNIT]) this.listeners.on(`change:${t}`, () => this._load());
+    for (const t of ["pairs", "sort", "criterion", "objective", TRAIT_SURPRISAL_UNIT]) this.listeners.on(`change:${t}`, () => this._load());
     const bind = (el, trait) =>
       el.addEventListener("change", () => {
         this.model.set(trait, el.value);
@@ -81,7 +83,9 @@ export class PairsView {
     const sort = m.get("sort") || "input";
     const criterion = CRITERIA[m.get("criterion")] ? m.get("criterion") : "total";
     const unit = asUnit(m.get(TRAIT_SURPRISAL_UNIT));
-    Object.assign(this, { unit, criterion });
+    // a masked LM's pairs (their objective: core/metrics.py's rule) are named pseudo-
+    const labels = objectiveLabels(m.get("objective"));
+    Object.assign(this, { unit, criterion, labels });
     this.sortPick.value = sort;
     this.criterionPick.value = criterion;
     this.unitPick.value = unit;
@@ -91,9 +95,10 @@ export class PairsView {
     const pct = pairs.length ? `${((100 * right) / pairs.length).toFixed(1)}%` : "—";
     setText(
       this.summary,
-      `${fmtInt(right)} of ${fmtInt(pairs.length)} pairs correct (${pct}, ${CRITERION_NAMES[criterion]}: bad > good)` +
+      `${fmtInt(right)} of ${fmtInt(pairs.length)} pairs correct (${pct}, ${criterionName(criterion, labels)}: bad > good)` +
         (shown > pairs.length ? `; the first ${fmtInt(pairs.length)} of ${fmtInt(shown)} shown` : "") +
-        ` · Δ = NLL(bad) − NLL(good) in ${unit} (the frame's ${deltaKey} column is in nats)`,
+        ` · Δ = ${labels.pseudo ? "PLL(good) − PLL(bad)" : "NLL(bad) − NLL(good)"} in ${unit} (the frame's ${deltaKey} column is in nats)` +
+        (labels.pseudo ? ` · ${labels.metric}` : ""),
     );
     this._legend(unit);
     this.items = [];
@@ -104,7 +109,7 @@ export class PairsView {
   }
 
   _legend(unit) {
-    this.legend.replaceChildren(...legendStrip(legendFor("surprisal", unit), NBINS, "pplp"));
+    this.legend.replaceChildren(...legendStrip(legendFor("surprisal", unit, this.labels), NBINS, "pplp"));
   }
 
   _pair(p, deltaKey, verdictKey, unit) {
@@ -142,7 +147,8 @@ export class PairsView {
     const d = pieceDetails(pair, side, j);
     const unit = this.unit;
     const row = (k, v, strong) => [h("span", { class: "pplw-tt-k", text: k }), h("span", { class: strong ? "pplw-tt-v pplw-strong" : "pplw-tt-v", text: v })];
-    const rows = d.nats == null ? row("surprisal", "not scored", true) : [...row("surprisal", fmtSurprisal(d.nats, unit), true), ...row("probability", fmtProb(d.prob))];
+    const name = this.labels ? this.labels.surprisal : "surprisal";
+    const rows = d.nats == null ? row(name, "not scored", true) : [...row(name, fmtSurprisal(d.nats, unit), true), ...row("probability", fmtProb(d.prob))];
     rows.push(...row(`${side} sentence`, `${fmtSurprisal(d.sentenceNats, unit)} (${fmtInt(d.scored)} scored)`));
     if (d.firstDifference) rows.push(...row("first difference", "here"));
     const [deltaKey] = CRITERIA[this.criterion];

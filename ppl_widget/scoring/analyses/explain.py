@@ -22,6 +22,7 @@ from ...core.explain.explanation import METHODS, ExplainProgress, Explanation
 from ...core.explain.target import ExplainError
 from ..runner.progress import CancelFlag, is_cancelled
 from .context_curve import curve_points
+from .explain_masked import MaskedOcclusion, check_causal_only
 from .explain_setup import ExplainSetup, setup
 from .gradient import check_gradient, gradient_x_input
 from .occlusion import ForwardOcclusion, OcclusionMethod, occlusion_steps
@@ -117,6 +118,7 @@ def context_curve(text: str, lm: Any = None, *, token: int | None = None,
     import pandas as pd
 
     run = setup(text, lm, token=token, word=word, unit="token", score_settings=score_settings)
+    check_causal_only(run.lm, "context_curve()")
     ks, nats = curve_points(run.lm, run.plan, run.max_length, lengths)
     frame = pd.DataFrame({"context_tokens": np.asarray(ks, np.int64), "surprisal_nats": nats})
     frame.attrs.update(target=run.plan.target, max_length=run.settings["max_length"],
@@ -126,6 +128,8 @@ def context_curve(text: str, lm: Any = None, *, token: int | None = None,
 
 
 def _occlusion(run: ExplainSetup, fast: bool) -> OcclusionMethod:
+    if run.masked is not None:  # a masked LM: its copies, scored by its own forward
+        return MaskedOcclusion(run.lm, run.plan, run.masked)
     if fast:
         from .occlusion_cache import CachedOcclusion
 

@@ -23,6 +23,7 @@ from ...core.validation import check_text
 from ..kinds.models import as_loaded
 from ..runner.prepare import keep_scored, prepare
 from ..runner.scorer import check_prefix_every_window, check_prefixed_windows, resolve_protocol
+from .explain_masked import masked_setup, plans_own_windows
 
 #: ``score()``'s settings an explanation honours (``top_k`` and ``batch_size`` change no
 #: surprisal and are accepted so a result's settings can be passed back)
@@ -38,6 +39,8 @@ class ExplainSetup:
     plan: ExplainPlan
     settings: dict[str, Any]
     max_length: int
+    #: a masked model's target copies (``explain_masked.py``); None for a causal model
+    masked: Any = None
 
 
 def check_settings(score_settings: dict[str, Any]) -> None:
@@ -55,6 +58,10 @@ def check_settings(score_settings: dict[str, Any]) -> None:
 def setup(text: str, lm: Any, *, token: Any, word: Any, unit: Any,
           score_settings: dict[str, Any]) -> ExplainSetup:
     """Check everything, tokenize once and plan the target's groups and units."""
+    if plans_own_windows(lm := as_loaded(lm)):  # a masked LM: its two-sided copies
+        plan, settings, max_length, masked = masked_setup(
+            text, lm, token=token, word=word, unit=unit, score_settings=score_settings)
+        return ExplainSetup(lm, plan, settings, max_length, masked)
     check_settings(score_settings)
     max_length = score_settings.get("max_length")
     stride = score_settings.get("stride")

@@ -13,11 +13,13 @@ import numpy as np
 from ...core.explain.target import ExplainError, ExplainPlan
 from ..kinds.models import LoadedModel
 from ..runner.forward import body_of
+from .explain_masked import check_causal_only
 
 
 def check_gradient(lm: Any) -> None:
     """A transformers (or GGUF, dequantized) model has embeddings to differentiate; the
-    other kinds do not: the rule, named."""
+    other kinds do not: the rule, named (a masked model's: ``explain_masked``)."""
+    check_causal_only(lm, "method='gradient'")
     if not isinstance(lm, LoadedModel) or lm.model.get_input_embeddings() is None:
         kind = type(lm).__name__
         raise ExplainError(

@@ -22,8 +22,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ...core.metrics import objective_labels
 from ...core.pairs import SIDES, PairsInputError, add_score_columns, pairs_frame
 from ...core.text_units import partition_offsets
+from ..kinds.model_kind import kind_run_settings
 from ..kinds.models import LoadedModel, as_loaded
 from ..runner.context import move_whitespace as split_seam  # the one seam rule (context.py)
 from ..runner.encode import encode_many
@@ -38,7 +40,10 @@ def score_pairs(pairs: Any, lm: Any = None, **score_options: Any) -> pd.DataFram
     kept; an optional ``context`` makes both sentences continuations of it), or an
     iterable of ``(good, bad)`` tuples.  ``lm``: anything ``load_model`` takes.
     ``score_options``: ``max_length``, ``stride``, ``prefix``, ``add_eos`` as ``score()``
-    takes them (defaults alike: the first token is scored after the BOS token).
+    takes them (defaults alike: the first token is scored after the BOS token), and for
+    a masked LM ``pll_metric``: each sentence's NLL is then its negated
+    pseudo-log-likelihood, and ``correct`` says the grammatical sentence has the higher
+    PLL, the accuracy Salazar et al. (2020) report on BLiMP (``frame.attrs["measure"]``).
 
     Adds, per pair (NLL in nats): ``good_nll``, ``bad_nll`` (total of each sentence,
     equal to ``score(sentence, lm).metrics()["total_nll"]``), ``good_tokens``,
@@ -50,26 +55,39 @@ def score_pairs(pairs: Any, lm: Any = None, **score_options: Any) -> pd.DataFram
     Bad input (a missing column, NaN, an empty sentence) raises ``PairsInputError``
     (a ValueError) naming the row.
     """
+    pll_metric = score_options.pop("pll_metric", None)
     unknown = sorted(set(score_options) - set(PACKED_OPTIONS))
     if unknown:
-        raise TypeError(f"score_pairs takes the score() options {list(PACKED_OPTIONS)}; got "
-                        f"{unknown} (it computes only each sentence's NLL)")
+        raise TypeError(f"score_pairs takes the score() options {list(PACKED_OPTIONS)} "
+                        f"(and pll_metric for a masked LM); got {unknown} (it computes only "
+                        "each sentence's NLL)")
     frame = pairs_frame(pairs)
     lm = as_loaded(lm)
+    # the kind's rules (a masked LM: its pll_metric; a causal model takes none), checked
+    # before anything is scored
+    kind = kind_run_settings(lm, pll_metric=pll_metric)
+    if kind:
+        score_options["pll_metric"] = kind["pll_metric"]
     texts = [t for good, bad in zip(frame["good"], frame["bad"], strict=True)
              for t in (good, bad)]
     contexts = (None if "context" not in frame.columns
                 else [c for c in frame["context"] for _ in SIDES])
     nll, tokens = sentence_nlls(texts, lm, contexts=contexts, **score_options)
-    return add_score_columns(frame, nll, tokens)
+    out = add_score_columns(frame, nll, tokens)
+    labels = objective_labels(kind)  # a masked LM's NLL is its negated PLL
+    out.attrs.update(objective=labels["objective"], measure=labels["nll"],
+                     pll_metric=labels["pll_metric"])
+    return out
 
 
 def sentence_nlls(texts: list[str], lm: Any, *, contexts: list[str] | None = None,
                   max_length: int | None = None, stride: int | None = None,
-                  prefix: str | None = "bos", add_eos: bool = False
-                  ) -> tuple[np.ndarray, np.ndarray]:
+                  prefix: str | None = "bos", add_eos: bool = False,
+                  pll_metric: str | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Total NLL (nats) and number of scored tokens of each text, as ``score()`` gives
-    them (given ``contexts[i]`` where there is one: the seam rule above)."""
+    them (given ``contexts[i]`` where there is one: the seam rule above).  A kind other
+    than a causal transformers model (a masked LM, an n-gram model, a vLLM server) scores
+    each text by ``score()``: its own windows (``pll_metric``: a masked LM's)."""
     from ..runner.scorer import resolve_window, score
 
     lm = as_loaded(lm)
@@ -82,7 +100,7 @@ def sentence_nlls(texts: list[str], lm: Any, *, contexts: list[str] | None = Non
         for i, text in enumerate(texts):
             context = contexts[i] if contexts is not None and contexts[i] else None
             nll[i], tokens[i] = _score_one(score(text, lm, top_k=0, context=context,
-                                                 **options))
+                                                 pll_metric=pll_metric, **options))
         return nll, tokens
     laid = layout(texts, lm, contexts, prefix=prefix, add_eos=add_eos)
     sequences, n_scored = laid.sequences, list(laid.n_scored)
@@ -149,8 +167,8 @@ def layout(texts: list[str], lm: Any, contexts: list[str] | None = None, *,
 
 def sentence_tokens(texts: list[str], lm: Any, *, contexts: list[str] | None = None,
                     max_length: int | None = None, stride: int | None = None,
-                    prefix: str | None = "bos", add_eos: bool = False
-                    ) -> list[list[tuple[str, float]]]:
+                    prefix: str | None = "bos", add_eos: bool = False,
+                    pll_metric: str | None = None) -> list[list[tuple[str, float]]]:
     """Each text cut into its scored tokens' pieces with their NLL (nats); text no
     scored token holds (an unscored first token, whitespace the context's tokens took)
     is a piece with NaN.  The pieces of a text join into the text; an EOS is left out."""
@@ -182,7 +200,7 @@ def sentence_tokens(texts: list[str], lm: Any, *, contexts: list[str] | None = N
             if contexts[i]:
                 raise PairsInputError(f"row {i // 2}: context + sentence does not fit "
                                       f"max_length={max_length}")
-            result = score(text, lm, top_k=0, **options)
+            result = score(text, lm, top_k=0, pll_metric=pll_metric, **options)
             keep = ~result.is_eos
             spans, nll = result.offsets[keep], result.surprisal[keep]
         out.append(_pieces(text, np.clip(spans, 0, len(text)), nll))

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ...core.metrics import objective_labels
 from ...core.reading.word_list import (
     WordListError,
     check_sep,
@@ -105,7 +106,9 @@ def score_words(words: Sequence[str] | pd.DataFrame, /, lm: Any = None, *,
         out[name] = columns[name]
     out.attrs.update(groups=groups, by=None if keys is None else keys.columns.tolist(),
                      sep=sep, settings=settings,
-                     packed_groups=sum(r is not None for r in fast))
+                     packed_groups=sum(r is not None for r in fast),
+                     # a masked LM's words hold pseudo-surprisals (core/metrics.py's rule)
+                     measure=objective_labels(settings)["surprisal"])
     return out
 
 

@@ -31,7 +31,7 @@ from ...core.result import TOKEN_ARRAYS, ScoreResult
 from ...core.text_units import DEFAULT_WORD_PATTERN, WordSpec
 from ...core.validation import as_count
 from ..kinds.devices import precision_settings
-from ..kinds.model_kind import ScoringModel
+from ..kinds.model_kind import ScoringModel, kind_run_settings
 from ..kinds.models import LoadedModel, load_model
 from ..runner.forward import BatchedForward, is_oom
 from ..runner.prepare import Prepared, keep_scored, prepare_many
@@ -60,7 +60,7 @@ def score_corpus(source: Any, out: str | os.PathLike, lm: Any = None, *,
                  split: str | None = None, glob: str = "**/*", device: str = "auto",
                  dtype: str = "auto", device_map: Any = None, flush_docs: int = 64,
                  compile: bool | str = "auto", progress: TextIO | bool = True,
-                 protocol: str = "exact") -> CorpusResults:
+                 protocol: str = "exact", pll_metric: str | None = None) -> CorpusResults:
     """Score every document of ``source`` with the same settings into ``out`` (Parquet).
 
     ``source``: a folder of text files (id: path inside the folder), a ``.jsonl`` file
@@ -77,7 +77,8 @@ def score_corpus(source: Any, out: str | os.PathLike, lm: Any = None, *,
     resumes where it stopped.  Returns ``open_corpus(out)``, whose ``throughput`` table
     gives each rank's tokens/s, TFLOP/s and share of its device's measured peak.  Under
     torchrun each rank scores its share.  ``protocol``: ``score``'s, per document (a
-    document too short for llama.cpp's protocol stops the run, named).
+    document too short for llama.cpp's protocol stops the run, named).  ``pll_metric``:
+    a masked LM's (``score``'s), which scores each document by ``score()``.
     """
     out = os.fspath(out)
     require("pyarrow.parquet", "score_corpus (it writes Parquet)")  # before any scoring
@@ -93,7 +94,7 @@ def score_corpus(source: Any, out: str | os.PathLike, lm: Any = None, *,
         run = CorpusRun(docs, lm, ranks, out, max_length=max_length, stride=stride, prefix=prefix,
                    add_eos=add_eos, top_k=top_k, batch_size=batch_size, words=words,
                    flush_docs=flush_docs, compile=compile, progress=progress,
-                   context_field=context_field, protocol=protocol)
+                   context_field=context_field, protocol=protocol, pll_metric=pll_metric)
         run.execute()
         distributed.barrier(ranks)
         results = open_corpus(out)
@@ -110,8 +111,15 @@ class CorpusRun:
                  max_length: int | None, stride: int | None, prefix: str | None,
                  add_eos: bool, top_k: int, batch_size: int | str, words: WordSpec,
                  flush_docs: int, compile: bool | str, progress: TextIO | bool,
-                 context_field: str | None = None, protocol: str = "exact"):
+                 context_field: str | None = None, protocol: str = "exact",
+                 pll_metric: str | None = None):
         self.docs, self.lm, self.ranks, self.out = docs, lm, ranks, out
+        # the kind's rules (a masked LM's pll_metric; a causal model takes none), checked
+        # before any document is scored; its settings join the run's manifest
+        self.kind_settings = kind_run_settings(lm, pll_metric=pll_metric, protocol=protocol,
+                                               add_eos=add_eos, context=context_field)
+        self.pll_metric = self.kind_settings.get("pll_metric")
+        prefix = self.kind_settings.get("prefix", prefix)  # a masked LM reads no BOS
         top_k = as_count("top_k", top_k, minimum=0, rule="a non-negative integer")
         if prefix not in ("bos", None):
             raise ValueError(f"prefix must be 'bos' or None, got {prefix!r}")
@@ -148,6 +156,7 @@ class CorpusRun:
             "words": str(words) if words is not None else DEFAULT_WORD_PATTERN,
             "n_documents": len(docs), "ids_digest": ids_digest(docs.ids),
             "source": docs.source, "context_field": context_field, "protocol": protocol,
+            **{k: v for k, v in self.kind_settings.items() if k != "prefix"},
         }
         stream = sys.stderr if progress is True else (progress or None)
         self.stream = stream if ranks.is_main else None
@@ -261,7 +270,7 @@ class CorpusRun:
                 return score(item[0], self.lm, max_length=self.max_length, stride=self.stride,
                              prefix=self.prefix, add_eos=self.add_eos, top_k=self.top_k,
                              batch_size=self.batch_size, words=self.words, context=item[1],
-                             protocol=self.protocol)
+                             protocol=self.protocol, pll_metric=self.pll_metric)
 
             # a kind that serves requests concurrently (a vLLM server) scores several
             # documents at once: their windows are in flight together

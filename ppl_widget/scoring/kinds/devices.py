@@ -8,6 +8,16 @@ from typing import Any
 from .model_errors import ModelLoadError, ModelSettingError, one_line
 
 DEVICE_HELP = "use 'auto', 'cpu', 'cuda', 'cuda:N' or 'mps'"
+#: Default window length on a CPU: longer windows cost quadratic attention
+#: memory and make the first result wait for a whole window.
+CPU_MAX_LENGTH_CAP = 1024
+
+
+def default_window(context_length: int | None, device: Any) -> int:
+    """A model's window when ``max_length`` is not given: its ``context_length``, capped
+    at ``CPU_MAX_LENGTH_CAP`` on a CPU (and that cap where the length is unknown)."""
+    ctx = context_length or CPU_MAX_LENGTH_CAP
+    return min(ctx, CPU_MAX_LENGTH_CAP) if device.type == "cpu" else ctx
 
 
 def resolve_device(device: str | Any = "auto") -> Any:

@@ -39,7 +39,11 @@ class PendingStats:
 class ScoringForward(Protocol):
     """Per target of a batch of windows, its statistics: numpy arrays keyed like
     ``core.result.TOKEN_ARRAYS`` (``surprisal``, ``entropy``, ``rank``, ``topk_ids``,
-    ``topk_probs``, ``context_length``; ``bow_prob`` when the kind knows word starts)."""
+    ``topk_probs``, ``context_length``; ``bow_prob`` when the kind knows word starts).
+
+    Optional: ``start_text(prep)``, called once per text before its first batch with the
+    text's ``Prepared``: a kind that reads more than the windows (an encoder-decoder
+    encodes the source there, once, for every window of the text)."""
 
     #: alternatives kept per target (at most the vocabulary)
     top_k: int
@@ -71,7 +75,11 @@ class ScoringModel(Protocol):
 
     Optional: ``windowless = True`` for a kind that reads no window (an n-gram model
     reads its last n-1 symbols): the result's settings say so and views leave the
-    window, device and dtype out."""
+    window, device and dtype out.  ``prepare_text(text, *, prefix, add_eos, words,
+    context)`` for a kind that lays out its own input sequence (``runner/prepare.py``
+    calls it in place of the causal layout; an encoder-decoder: the decoder's sequence
+    and the source for its encoder).  ``reads_prefix_token = True`` for a kind that is
+    not a ``LoadedModel`` but reads a prefix token in every window (``prefix_every_window``)."""
 
     #: Hugging Face-shaped: ``__call__`` with offsets, ``decode``/``batch_decode``,
     #: ``bos_token_id``/``eos_token_id`` (see ``prepare.py`` and ``vocab.py``)
@@ -119,6 +127,24 @@ class PlansOwnWindows(Protocol):
         """The batches' items for the prepared text (``runner.prepare.Prepared``): objects
         with ``Window``'s fields whose targets tile the text's targets in order."""
         ...
+
+
+def kind_run_settings(lm: Any, *, pll_metric: Any = None, protocol: str = "exact",
+                      add_eos: bool = False, context: Any = None,
+                      prefix_every_window: bool = False) -> dict[str, Any]:
+    """The settings a run adds for ``lm``'s kind, its options checked by the kind's rules:
+    a kind that plans its own windows (a masked LM) by ``check_run``; any other kind
+    takes no ``pll_metric`` (a ValueError naming the rule).  score(), the corpus runner,
+    minimal pairs and word lists ask here, so the rule and its message live once."""
+    if isinstance(lm, PlansOwnWindows):
+        return lm.check_run(pll_metric=pll_metric, protocol=protocol, add_eos=add_eos,
+                            context=context, prefix_every_window=prefix_every_window)
+    if pll_metric is not None:
+        name = getattr(lm, "name", type(lm).__name__)
+        raise ValueError(f"pll_metric= is for masked language models (pseudo-log-"
+                         f"likelihood); {name} is scored left to right, each token from "
+                         f"the tokens before it: leave pll_metric unset")
+    return {}
 
 
 class HostForward:

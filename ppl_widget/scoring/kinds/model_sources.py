@@ -91,6 +91,17 @@ def model_family(architectures: Any) -> str:
     return "no-head" if names <= known else "causal"  # a custom class: as before
 
 
+def config_family(config: Any) -> str:
+    """``model_family`` of a config, an encoder-decoder first: ``"seq2seq"`` for an
+    ``AutoModelForSeq2SeqLM`` architecture or an encoder-decoder model type that has one
+    (a config naming only ``BartModel``; kinds/seq2seq)."""
+    from .seq2seq.seq2seq_model import is_seq2seq_config
+
+    if is_seq2seq_config(config):
+        return "seq2seq"
+    return model_family(getattr(config, "architectures", None))
+
+
 def _all_auto_architectures() -> list[set[str]]:
     """Every class name in transformers' Auto tables (to tell a known headless
     architecture from a custom one)."""
@@ -109,14 +120,17 @@ def auto_class(family: str, spec: str, architectures: Any) -> Any:
 
     if family == "masked":
         return transformers.AutoModelForMaskedLM
+    if family == "seq2seq":
+        return transformers.AutoModelForSeq2SeqLM
     if family == "no-head":
         shown = ", ".join(sorted(architectures))
         raise ModelLoadError(
             f"{spec!r} is a {shown}: a model without a language-model head (not a causal "
-            "language model, nor a masked one), so it predicts no tokens. Scoring needs a "
-            "causal LM (an AutoModelForCausalLM architecture, e.g. GPT2LMHeadModel) or a "
-            "masked LM (an AutoModelForMaskedLM architecture, "
-            "e.g. BertForMaskedLM): load the checkpoint that has the head")
+            "language model, a masked one or an encoder-decoder), so it predicts no tokens. "
+            "Scoring needs a causal LM (an AutoModelForCausalLM architecture, e.g. "
+            "GPT2LMHeadModel), a masked LM (an AutoModelForMaskedLM architecture, e.g. "
+            "BertForMaskedLM) or an encoder-decoder (an AutoModelForSeq2SeqLM architecture, "
+            "e.g. T5ForConditionalGeneration): load the checkpoint that has the head")
     return transformers.AutoModelForCausalLM
 
 
@@ -132,8 +146,7 @@ def _from_hub_cache(spec: str, trust_remote_code: bool,
     try:
         config = AutoConfig.from_pretrained(spec, trust_remote_code=trust_remote_code,
                                             local_files_only=True)
-        arch = getattr(config, "architectures", None)
-        cls = auto_class(model_family(arch), spec, arch)
+        cls = auto_class(config_family(config), spec, getattr(config, "architectures", None))
         return (cls.from_pretrained(spec, trust_remote_code=trust_remote_code,
                                     local_files_only=True, **load_kwargs),
                 AutoTokenizer.from_pretrained(spec, trust_remote_code=trust_remote_code,
@@ -181,8 +194,7 @@ def load_pretrained(spec: str, trust_remote_code: bool, **load_kwargs: Any) -> t
     except Exception as exc:  # a config.json that is not JSON, or of an unknown model type
         raise ModelLoadError(f"the config.json of {spec!r} could not be read: "
                              f"{one_line(exc)}") from exc
-    architectures = getattr(config, "architectures", None)
-    auto = auto_class(model_family(architectures), spec, architectures)
+    auto = auto_class(config_family(config), spec, getattr(config, "architectures", None))
     try:
         model = auto.from_pretrained(source, trust_remote_code=trust_remote_code,
                                      **load_kwargs)

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .devices import cpu_bf16, resolve_device, resolve_dtype
+from .devices import CPU_MAX_LENGTH_CAP, cpu_bf16, default_window, resolve_device, resolve_dtype
 from .gguf.gguf import DEFAULT_MODEL_NAME, default_gguf_path, load_gguf, load_gguf_tokenizer
 from .hf.bf16_products import choose_bf16_products
 from .hf.fp32_products import use_fp32_products
@@ -25,9 +25,6 @@ __all__ = ["CPU_MAX_LENGTH_CAP", "DEFAULT_MODEL_NAME", "LoadedModel", "ModelLoad
            "ModelSettingError", "as_loaded", "check_causal", "check_tokenizer", "load_model",
            "load_tokenizer"]
 
-#: Default window length on a CPU: longer windows cost quadratic attention
-#: memory and make the first result wait for a whole window.
-CPU_MAX_LENGTH_CAP = 1024
 
 
 @dataclass
@@ -60,10 +57,7 @@ class LoadedModel:
 
     def default_max_length(self) -> int:
         """``context_length``, capped on CPU (see ``CPU_MAX_LENGTH_CAP``)."""
-        ctx = self.context_length or CPU_MAX_LENGTH_CAP
-        if self.device.type == "cpu":
-            return min(ctx, CPU_MAX_LENGTH_CAP)
-        return ctx
+        return default_window(self.context_length, self.device)
 
     @property
     def vocab_size(self) -> int:
@@ -153,6 +147,10 @@ def load_model(spec: Any = None, *, device: str | Any = "auto", dtype: str | Any
     own tokenizer is loaded here (``tokenizer=``: a folder, Hub id or tokenizer; default
     the served model's path).  Returns a ``vllm_model.VllmModel`` (docs/vllm.md;
     ``vllm_model.load_vllm`` takes more options).
+
+    An encoder-decoder (an ``AutoModelForSeq2SeqLM`` architecture: T5, BART, ...) is loaded
+    with that class and returned as a ``seq2seq_model.Seq2SeqModel``:
+    ``score(target, lm, context=source)`` (docs/seq2seq.md).
     """
     from .vllm.vllm_model import is_server_url, is_vllm_engine, load_vllm
 
@@ -215,6 +213,11 @@ def _load_model(spec: Any, device: str | Any, dtype: str | Any, trust_remote_cod
             name = spec
     else:
         raise _spec_type_error(spec)
+    from .seq2seq.seq2seq_model import is_seq2seq_model, load_seq2seq
+
+    if is_seq2seq_model(model):  # an encoder-decoder (T5, BART, Marian): its own kind
+        check_tokenizer(tokenizer)
+        return load_seq2seq(model, tokenizer, str(name), device, dtype, move)
     # a masked LM (BertForMaskedLM, ...) is never scored as a causal one
     masked = model_family([type(model).__name__]) == "masked"
     if masked:

@@ -79,7 +79,12 @@ def prepare(text: str, lm: Any, *, prefix: str | None = "bos", add_eos: bool = F
     ``context``: a string or a chat the model reads before ``text`` (see
     ``scoring/runner/context.py`` for the seam); only ``text``'s tokens are targets.
     ``two_sided``: a model that reads each token's right side too (a masked LM): every
-    token is a target, the first included (``prefix`` must be None)."""
+    token is a target, the first included (``prefix`` must be None).
+    A model kind that lays out its own input (``prepare_text``: an encoder-decoder's
+    decoder sequence, its source for the encoder) does it instead."""
+    own = getattr(lm, "prepare_text", None)
+    if own is not None:
+        return own(text, prefix=prefix, add_eos=add_eos, words=words, context=context)
     head = check_and_prefix(text, lm.tokenizer, prefix, add_eos)
     if context is not None:
         return _prepare_in_context(text, lm.tokenizer, context, head, add_eos, words)

@@ -17,7 +17,7 @@ from ...core.text_units import DEFAULT_WORD_PATTERN, WordSpec
 from ...core.validation import as_count, check_text
 from ...core.windows import check_window_params
 from ..kinds.devices import precision_settings
-from ..kinds.model_kind import PlansOwnWindows
+from ..kinds.model_kind import PlansOwnWindows, kind_run_settings
 from ..kinds.models import LoadedModel, as_loaded
 from .context import Context, check_context
 from .forward import MAX_LOGIT_ELEMENTS_CUDA
@@ -94,19 +94,25 @@ def resolve_protocol(lm: Any, protocol: str, max_length: int | None, stride: int
     return max_length, stride, prefix
 
 
+def reads_prefix_token(lm: Any) -> bool:
+    """The model reads a prefix token: a transformers causal LM, or a kind that says so
+    (an encoder-decoder's decoder reads its start token first)."""
+    return isinstance(lm, LoadedModel) or bool(getattr(lm, "reads_prefix_token", False))
+
+
 def check_prefix_every_window(lm: Any, prefix: str | None, prefix_every_window: bool) -> None:
     """``prefix_every_window=True`` needs a prefix token and a neural model."""
     if prefix_every_window and prefix is None:
         raise ValueError("prefix_every_window=True reads the prefix token in every window: "
                          "it needs prefix='bos'")
-    if prefix_every_window and not isinstance(lm, LoadedModel):
+    if prefix_every_window and not reads_prefix_token(lm):
         raise ValueError("prefix_every_window=True is for neural models (an n-gram model "
                          "reads no prefix token)")
 
 
 def check_prefixed_windows(lm: Any, windows: list[Any], protocol: str) -> None:
     """A plan whose windows read the prefix token first is for neural models."""
-    if any(w.prefixed for w in windows) and not isinstance(lm, LoadedModel):
+    if any(w.prefixed for w in windows) and not reads_prefix_token(lm):
         raise ValueError(f"protocol={protocol!r} reads the prefix token first in every "
                          f"window: that is for neural models (an n-gram model reads none)")
 
@@ -155,16 +161,11 @@ def stream_any_text(text: str, lm: Any = None, *, max_length: int | None = None,
     context = check_context(context)
     # a kind with its own window plan (a masked LM) checks the run's options by its rules
     own = lm if isinstance(lm, PlansOwnWindows) else None
-    kind_settings: dict[str, Any] = {}
-    if own is not None:
-        kind_settings = own.check_run(pll_metric=pll_metric, protocol=protocol,
+    kind_settings = kind_run_settings(lm, pll_metric=pll_metric, protocol=protocol,
                                       add_eos=add_eos, context=context,
                                       prefix_every_window=prefix_every_window)
+    if own is not None:
         prefix = kind_settings["prefix"]
-    elif pll_metric is not None:
-        raise ValueError(f"pll_metric= is for masked language models (pseudo-log-"
-                         f"likelihood); {lm.name} is scored left to right, each token from "
-                         f"the tokens before it: leave pll_metric unset")
     max_length, stride, prefix = resolve_protocol(
         lm, protocol, max_length, stride, prefix, prefix_every_window=prefix_every_window,
         add_eos=add_eos, context=context)
@@ -207,6 +208,9 @@ def stream_any_text(text: str, lm: Any = None, *, max_length: int | None = None,
                                 first_target=prep.first_target,
                                 prefix_every_window=prefix_every_window, bos=prefix == "bos")
     check_prefixed_windows(lm, windows, protocol)
+    start_text = getattr(forward, "start_text", None)
+    if start_text is not None:  # a kind that reads more than the windows: a seq2seq source
+        start_text(prep)
     if own is not None and auto_batch and windows:
         # a kind's items as wide as the text's windows (a short text: more per call)
         batch_size = auto_batch_size(lm, windows[0].n_inputs)

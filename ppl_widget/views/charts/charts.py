@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ...core.metrics import LN2
+from ...core.metrics import LN2, objective_labels
 from ...core.result import ScoreResult
 from .chart_data import (
     RANK_BUCKETS,
@@ -72,8 +72,19 @@ def _title(text: str, notes: Sequence[str]) -> Any:
 def _model_note(result: ScoreResult) -> str:
     s = result.settings
     part = " (partial: scoring was still running)" if result.partial else ""
+    metric = objective_labels(s)["metric"]  # a PLL result names its metric
     return (f"{s.get('model', '?')} · max_length {s.get('max_length')} · "
-            f"stride {s.get('stride')}{part}")
+            f"stride {s.get('stride')}{f' · {metric}' if metric else ''}{part}")
+
+
+def _names(result: ScoreResult) -> tuple[str, str]:
+    """What the chart calls the values: (surprisal, perplexity), pseudo- for a PLL result."""
+    labels = objective_labels(result.settings)
+    return labels["surprisal"], labels["perplexity"]
+
+
+def _cap(words: str) -> str:
+    return words[:1].upper() + words[1:]
 
 
 def surprisal(result: ScoreResult, *, unit: str = "bits", window: int = 20,
@@ -94,7 +105,8 @@ def surprisal(result: ScoreResult, *, unit: str = "bits", window: int = 20,
         window = max(check_positive("window", window), 10 * size)
     roll = rolling_mean(s, window)
     tokens = result.tokens  # built per access: once
-    ylab = f"surprisal ({unit})"
+    name = _names(result)[0]
+    ylab = f"{name} ({unit})"
     notes = [_model_note(result)]
     if size == 1:
         data = pd.DataFrame({"position": np.arange(n), "surprisal": s, "rolling": roll,
@@ -121,7 +133,8 @@ def surprisal(result: ScoreResult, *, unit: str = "bits", window: int = 20,
                                             title=f"rolling mean ({window} tokens)")])
     return (points + line).properties(
         width=width, height=height,
-        title=_title(f"Surprisal by position (rolling mean over {window} tokens, red)", notes))
+        title=_title(f"{_cap(name)} by position (rolling mean over {window} tokens, red)",
+                     notes))
 
 
 def running_perplexity(result: ScoreResult, *, unit: str = "bits",
@@ -150,20 +163,21 @@ def running_perplexity(result: ScoreResult, *, unit: str = "bits",
               for label, ppl in series.items()]
     data = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
     data = data[np.isfinite(data["perplexity"])] if len(data) else data
-    notes = [_model_note(result), "per-token perplexity depends on the tokenizer; "
+    ppl_name = _names(result)[1]
+    notes = [_model_note(result), f"per-token {ppl_name} depends on the tokenizer; "
              "per word, character and byte compare across models"]
     if step > 1:
         notes.append(f"{n:,} tokens: every {step}th point shown (the values are cumulative)")
     chart = alt.Chart(data).mark_line(point=n <= 200).encode(
         x=alt.X("tokens_scored:Q", title="tokens scored"),
-        y=alt.Y("perplexity:Q", title="running perplexity (log scale)",
+        y=alt.Y("perplexity:Q", title=f"running {ppl_name} (log scale)",
                 scale=alt.Scale(type="log")),
         color=alt.Color("unit:N", sort=list(series), title=None),
         tooltip=[alt.Tooltip("unit:N"), alt.Tooltip("tokens_scored:Q"),
                  alt.Tooltip("perplexity:Q", format=".4g"),
                  alt.Tooltip("cross_entropy:Q", format=".4f", title=f"{unit} per unit")])
     return chart.properties(width=width, height=height,
-                            title=_title("Running perplexity", notes))
+                            title=_title(f"Running {ppl_name}", notes))
 
 
 def distributions(result: ScoreResult, *, unit: str = "bits", bins: int = 40,
@@ -180,15 +194,16 @@ def distributions(result: ScoreResult, *, unit: str = "bits", bins: int = 40,
     max_points = check_positive("max_points", max_points)
     s, e = result.surprisal * f, result.entropy * f
     n = len(s)
+    name = _names(result)[0]
     counts, edges = np.histogram(s, bins=bins) if n else (np.zeros(0), np.zeros(1))
     hist = pd.DataFrame({"lo": edges[:-1], "hi": edges[1:], "tokens": counts,
                          "fraction": counts / max(n, 1)})
     h = alt.Chart(hist).mark_bar().encode(
-        x=alt.X("lo:Q", bin="binned", title=f"surprisal ({unit})"), x2="hi:Q",
+        x=alt.X("lo:Q", bin="binned", title=f"{name} ({unit})"), x2="hi:Q",
         y=alt.Y("tokens:Q", title="tokens"),
         tooltip=[alt.Tooltip("lo:Q", format=".2f"), alt.Tooltip("hi:Q", format=".2f"),
                  "tokens:Q", alt.Tooltip("fraction:Q", format=".1%")],
-    ).properties(width=220, height=200, title=_title("Surprisal histogram",
+    ).properties(width=220, height=200, title=_title(f"{_cap(name)} histogram",
                                                      [f"{n:,} tokens, {bins} bins"]))
     fr = rank_bucket_fractions(result.rank)
     buckets = pd.DataFrame({"bucket": list(fr), "fraction": list(fr.values())})
@@ -203,7 +218,7 @@ def distributions(result: ScoreResult, *, unit: str = "bits", bins: int = 40,
         tooltip=["bucket:N", alt.Tooltip("fraction:Q", format=".1%")],
     ).properties(width=150, height=200, title=_title("Rank buckets (GLTR)",
                                                      ["1 = the model's top choice"]))
-    lab_s, lab_e = f"surprisal ({unit})", f"entropy ({unit})"
+    lab_s, lab_e = f"{name} ({unit})", f"entropy ({unit})"
     if n <= max_points:
         pts = pd.DataFrame({"surprisal": s, "entropy": e, "token": result.tokens})
         sc = alt.Chart(pts).mark_circle(size=14, opacity=0.5).encode(
@@ -228,7 +243,7 @@ def distributions(result: ScoreResult, *, unit: str = "bits", bins: int = 40,
     diag = alt.Chart(pd.DataFrame({"x": [0.0, top], "y": [0.0, top]})).mark_line(
         color="#888", strokeDash=[4, 3]).encode(x="x:Q", y="y:Q")
     ent = (sc + diag).properties(width=220, height=200,
-                                 title=_title("Entropy against surprisal", note))
+                                 title=_title(f"Entropy against {name}", note))
     return alt.hconcat(h, r, ent).properties(
         title=_title("Distributions", [_model_note(result)]))
 

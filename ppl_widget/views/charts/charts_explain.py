@@ -1,7 +1,9 @@
 """Altair chart of an ``Explanation`` (``Explanation.chart()``): a bar per context unit
 in text order, its height the unit's delta (how much more surprising the target is
-without it), coloured by sign.  Mid-tone colours that read on a light and a dark page;
-the live chart follows JupyterLab's theme (chart_renderer.py) like the others."""
+without it), coloured by sign with the explanation's one colour rule
+(``attribution_colours.py``: orange helped, blue hurt, as in the widget), in its mid-tones
+that read on a light and a dark page; the live chart follows JupyterLab's theme
+(chart_renderer.py) like the others."""
 
 from __future__ import annotations
 
@@ -11,12 +13,13 @@ import numpy as np
 import pandas as pd
 
 from ...core.explain.explanation import Explanation
+from ..attribution_colours import CHART_COLOURS, HELPED, HURT, NO_EFFECT, colour_key
 from .charts import _alt, _title, check_unit
 
 #: Effect -> colour: helped (the unit made the target more predictable), hurt, and a
-#: unit not computed yet (a streamed explanation); apart, on light and dark pages.
-EFFECTS = ("helped", "hurt", "no effect")
-EFFECT_COLOURS = ("#4c78a8", "#e45756", "#9a9a9a")
+#: unit not computed yet (a streamed explanation) or with no effect
+EFFECTS = (HELPED, HURT, NO_EFFECT)
+EFFECT_COLOURS = tuple(CHART_COLOURS[e] for e in EFFECTS)
 #: A rule at zero: a grey both themes show.
 ZERO_RULE = "#888888"
 
@@ -49,7 +52,7 @@ def explanation_chart(explanation: Explanation, *, unit: str = "bits", width: in
     t = explanation.target
     kind = "exact occlusion" if explanation.exact else "gradient × input (an approximation)"
     notes = [f"{kind}; target surprisal {explanation.target_surprisal_nats * factor:.3g} "
-             f"{unit}; positive: the unit made the target more predictable",
+             f"{unit}; {colour_key()} (positive: the unit made the target more predictable)",
              f"{explanation.settings.get('model', '?')} · {explanation.context_tokens} "
              f"context tokens" + (f" · {explanation.done}/{len(delta)} computed"
                                   if explanation.partial else "")]
