@@ -21,7 +21,6 @@ import tempfile
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-sys.path[:0] = [str(HERE), str(HERE.parent)]
 
 
 def measure() -> dict[str, object]:
@@ -99,6 +98,7 @@ def kernel_sets() -> list[str]:
 
 
 def main() -> None:
+    sys.path[:0] = [str(HERE), str(HERE.parent)]  # the tests' helpers, as pytest finds them
     if sys.argv[1:2] == ["--one"]:
         import numpy as np
         import torch
@@ -115,20 +115,27 @@ def main() -> None:
             for threads in (1, 2):
                 label = f"{cap}/{threads}t"
                 path = f"{tmp}/{cap}-{threads}.npz"
-                env = {**os.environ, "ATEN_CPU_CAPABILITY": cap,
+                # passive: spinning threads on a busy machine took 30 min; same values
+                env = {**os.environ, "ATEN_CPU_CAPABILITY": cap, "OMP_WAIT_POLICY": "PASSIVE",
                        "OMP_NUM_THREADS": str(threads), "HF_HUB_OFFLINE": "1"}
                 subprocess.run([sys.executable, __file__, "--one", path], env=env, check=True)
                 runs[label] = dict(np.load(path))
                 print(f"measured {label}", file=sys.stderr)
-    names = [k for k in next(iter(runs.values())) if k != "capability"]
+    print_table(runs)
+
+
+def print_table(runs: dict[str, dict]) -> None:
+    """Per measure and run: the largest error, or how far the values moved from run one."""
+    import numpy as np
+
+    first_label, first = next(iter(runs.items()))
     table = {}
-    for name in names:
+    for name in (k for k in first if k != "capability"):
         if name.endswith(("-f64", "-score", "-batch1")):  # errors: the largest per run
             table[name] = {label: float(np.abs(r[name]).max()) for label, r in runs.items()}
         else:  # values: how far each run's fall from the first run's
-            first = next(iter(runs.values()))[name]
-            table[f"{name} (vs {next(iter(runs))})"] = {
-                label: float(np.abs(r[name] - first).max()) for label, r in runs.items()}
+            table[f"{name} (vs {first_label})"] = {
+                label: float(np.abs(r[name] - first[name]).max()) for label, r in runs.items()}
     print(json.dumps(table, indent=1))
     labels = list(runs)
     print("| measure | " + " | ".join(labels) + " | max |")
@@ -136,7 +143,6 @@ def main() -> None:
     for name, row in table.items():
         print(f"| {name} | " + " | ".join(f"{row[k]:.2g}" for k in labels)
               + f" | {max(row.values()):.2g} |")
-
 
 if __name__ == "__main__":
     main()
