@@ -45,7 +45,7 @@ SLOW_FIRST = (
     "tests/test_notebooks.py::test_notebook_runs_without_error[sliding_windows]",
     "tests/test_notebooks.py::test_notebook_runs_without_error[three_perplexities]",
     "tests/test_notebooks.py",
-    "tests/test_default_model.py",
+    "tests/test_cpu_kernels.py",  # the exactness tests again under another kernel set
     "tests/test_run_all.py",
     "tests/test_scorer_bench_smoke.py",
     "tests/test_onnx_export.py",
@@ -54,6 +54,7 @@ SLOW_FIRST = (
     "tests/test_meco_reproduction.py",
     "tests/test_divergence_llama_cpp.py",
     "tests/test_gam_mgcv.py",
+    "tests/test_default_model.py",  # its cold first load now runs in tests/test_wheel.py
 )
 #: How much the other worker lowers its priority (``os.nice``): the browser worker then gets
 #: about three quarters of a contended CPU.

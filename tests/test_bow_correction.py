@@ -8,6 +8,7 @@ import math
 
 import numpy as np
 import pytest
+from float64 import DEFAULT_MODEL_NATS, assert_within, float64_copy
 
 from ppl_widget import score
 from ppl_widget.scoring.runner.word_boundary import boundary_mask
@@ -51,7 +52,8 @@ def bytes_to_unicode():
 
 
 def brute_force(lm, text, byte_level):
-    """b at every position of [BOS] + tokens (last entry: after the last token)."""
+    """b at every position of [BOS] + tokens (last entry: after the last token), from a
+    float64 copy of the model."""
     import torch
 
     BYTE_LEVEL[id(lm.tokenizer)] = byte_level
@@ -59,7 +61,7 @@ def brute_force(lm, text, byte_level):
     ids = tok(text, add_special_tokens=False)["input_ids"]
     seq = torch.tensor([[tok.bos_token_id, *ids]])
     with torch.no_grad():
-        logits = lm.model(seq).logits[0].double()
+        logits = float64_copy(lm)(seq).logits[0]
     probs = torch.softmax(logits, dim=-1).numpy()
     mask = brute_mask(tok, probs.shape[1])
     return probs[:, mask].sum(axis=1), mask
@@ -121,13 +123,14 @@ def test_mask_b_and_correction_match_brute_force(which, tiny_gpt2, tiny_llama, m
 
 
 def b_after(lm, text, n_context):
-    """Brute force: b after the last token, predicted from its last ``n_context`` positions."""
+    """Brute force: b after the last token, predicted from its last ``n_context`` positions
+    by a float64 copy of the model."""
     import torch
 
     tok = lm.tokenizer
     seq = [tok.bos_token_id, *tok(text, add_special_tokens=False)["input_ids"]][-n_context:]
     with torch.no_grad():
-        last = lm.model(torch.tensor([seq])).logits[0, -1].double()
+        last = float64_copy(lm)(torch.tensor([seq])).logits[0, -1]
     BYTE_LEVEL[id(tok)] = True
     return torch.softmax(last, -1).numpy()[brute_mask(tok, last.shape[0])].sum()
 
@@ -172,11 +175,13 @@ def test_default_model_matches_brute_force(default_lm):
     res = score(text, default_lm, max_length=128, stride=64)
     b_all, mask = brute_force(default_lm, text, byte_level=True)
     np.testing.assert_array_equal(boundary_mask(default_lm.tokenizer, len(mask)), mask)
-    np.testing.assert_allclose(res.bow_prob, b_all[:-1], rtol=1e-4, atol=1e-6)
-    assert res.bow_prob_end == pytest.approx(b_all[-1], rel=1e-4)
+    # b is a probability: its relative error is the error of its log, in nats
+    assert_within(np.log(res.bow_prob), np.log(b_all[:-1]), DEFAULT_MODEL_NATS)
+    assert_within(np.log(res.bow_prob_end), np.log(b_all[-1]), DEFAULT_MODEL_NATS)
     frame = res.to_frame("word", bow_correction=True, log_freq=False)
-    np.testing.assert_allclose(frame["surprisal_corrected"], corrected_by_loops(res, b_all),
-                               rtol=1e-4)
+    # the loops take the same float32 surprisals: only the two log b terms differ
+    assert_within(frame["surprisal_corrected"], corrected_by_loops(res, b_all),
+                  DEFAULT_MODEL_NATS, 2)
 
 
 def test_b_after_the_last_token_when_the_window_fills_the_context(tiny_gpt2):

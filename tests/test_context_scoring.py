@@ -12,6 +12,7 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from conftest import LONG_TEXT  # noqa: E402
+from float64 import float64_copy  # noqa: E402
 
 from ppl_widget import score  # noqa: E402
 
@@ -39,13 +40,7 @@ def context_sequence(lm, context, text):
 
 @pytest.fixture(scope="module")
 def f64():
-    cache = {}
-
-    def get(lm):
-        if id(lm) not in cache:
-            cache[id(lm)] = copy.deepcopy(lm.model).double().eval()
-        return cache[id(lm)]
-    return get
+    return float64_copy
 
 
 @torch.no_grad()

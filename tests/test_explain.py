@@ -1,7 +1,8 @@
-"""explain() and context_curve() against an independent float32 implementation: plain
-transformers, the window plan written out again from its rule (docs/explain.md), the
-ids deleted and the target rescored; no package code computes the reference.  Texts
-here were not used while the package was written."""
+"""explain() and context_curve() against an independent implementation (float32; a float64
+copy for the default model, tests/float64.py): plain transformers, the window plan written
+out again from its rule (docs/explain.md), the ids deleted and the target rescored; no
+package code computes the reference.  Texts here were not used while the package was
+written."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import re
 import numpy as np
 import pytest
 import torch
+from float64 import DEFAULT_MODEL_NATS, float64_copy
 
 from ppl_widget import context_curve, explain, iter_explain, score
 
@@ -75,8 +77,10 @@ def ref_context(windows, p: int, head: int):
 
 
 def ref_occlusion(lm, text: str, targets: list[int], unit: str, max_length: int,
-                  stride: int, prefix: bool = True):
-    """(target surprisal, [(unit text start, delta)]) for target positions ``targets``."""
+                  stride: int, prefix: bool = True, model=None):
+    """(target surprisal, [(unit text start, delta)]) for target positions ``targets``,
+    from ``model`` (default: ``lm``'s own)."""
+    model = lm.model if model is None else model
     seq, spans = ref_layout(lm, text, prefix)
     head = 1 if prefix else 0
     windows = ref_windows(len(seq), max_length, stride)
@@ -87,7 +91,7 @@ def ref_occlusion(lm, text: str, targets: list[int], unit: str, max_length: int,
         return ([0] if bos else []) + [q for q in range(start, p + 1) if q not in deleted]
 
     def total(deleted: set[int]) -> float:
-        return sum(ref_nll(lm.model, [seq[q] for q in reads(p, deleted)], 1) for p in targets)
+        return sum(ref_nll(model, [seq[q] for q in reads(p, deleted)], 1) for p in targets)
 
     base = total(set())
     context = list(range(ref_context(windows, first, head)[1], first))
@@ -106,7 +110,7 @@ def ref_occlusion(lm, text: str, targets: list[int], unit: str, max_length: int,
 
 # ---- the tests ------------------------------------------------------------------
 def _check(lm, text, *, token=None, word=None, unit, max_length, stride, prefix=True,
-           **extra):
+           tol=TOL, reference=None, **extra):
     e = explain(text, lm, token=token, word=word, unit=unit, max_length=max_length,
                 stride=stride, prefix="bos" if prefix else None, **extra)
     r = score(text, lm, max_length=max_length, stride=stride,
@@ -114,13 +118,13 @@ def _check(lm, text, *, token=None, word=None, unit, max_length, stride, prefix=
     first_pos = 1 if prefix else 1  # scored token i sits at position i + 1 either way
     tokens = e.target["tokens"]
     base, ref = ref_occlusion(lm, text, [first_pos + t for t in tokens], unit, max_length,
-                              stride, prefix)
-    assert abs(e.target_surprisal_nats - base) < TOL
-    assert abs(e.target_surprisal_nats - r.surprisal[tokens].sum()) < TOL
+                              stride, prefix, model=reference)
+    assert abs(e.target_surprisal_nats - base) < tol
+    assert abs(r.surprisal[tokens].sum() - base) < tol
     assert len(e.frame) == len(ref)
     got = e.frame.delta_nats.to_numpy()
     want = np.array([d for _, d in ref])
-    assert np.abs(got - want).max() < TOL, np.abs(got - want).max()
+    assert np.abs(got - want).max() < tol, np.abs(got - want).max()
     assert not e.partial and e.exact
     return e, np.abs(got - want).max()
 
@@ -255,9 +259,13 @@ def test_explain_on_the_default_model_end_to_end(default_lm):
     text = "The baker ran out of flour, so the shop closed early."
     r = score(text, default_lm)
     word = len(r.to_frame("word")) - 1
+    # against a float64 copy, within the float32 tolerance per token (tests/float64.py):
+    # a delta is two totals of the target's tokens apart
+    n = int(r.to_frame("word")["n_tokens"].iloc[word])
     e, err = _check(default_lm, text, word=word, unit="word",
-                    max_length=r.settings["max_length"], stride=r.settings["stride"])
-    assert err < TOL
+                    max_length=r.settings["max_length"], stride=r.settings["stride"],
+                    tol=2 * n * DEFAULT_MODEL_NATS, reference=float64_copy(default_lm))
+    assert len(e.target["tokens"]) == n
 
 
 def test_prefix_every_window_reads_the_prefix_and_is_never_a_unit(tiny_llama):

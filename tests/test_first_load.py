@@ -1,6 +1,6 @@
 """The first load says what it does (issue 23): one progress line while a GGUF is
 prepared for the first time, nothing on later loads.  A fake conversion (the tiny GPT-2
-standing in for the dequantized model) keeps these fast; test_default_model.py does it
+standing in for the dequantized model) keeps these fast; test_wheel.py does it
 once for real."""
 
 from __future__ import annotations

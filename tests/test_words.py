@@ -5,13 +5,13 @@ whitespace-only token to the next word)."""
 
 from __future__ import annotations
 
-import copy
-
 import numpy as np
 import pandas as pd
 import pytest
 
 torch = pytest.importorskip("torch")
+
+from float64 import float64_copy  # noqa: E402
 
 from ppl_widget import WordListError, score, score_words  # noqa: E402
 
@@ -27,7 +27,7 @@ PUNCTUATED = ["\"Hello,\"", "she", "said", "--", "(e.g.", "don't", "stop!)", "3.
 def surprisal64(lm, seq, max_length, stride):
     """Float64 surprisal of seq[1:]: the first window holds up to max_length targets,
     each later one stride, each reading the max_length positions before its last target."""
-    model = _double(lm)
+    model = float64_copy(lm)
     out, pos, size = [], 1, max_length
     while pos < len(seq):
         last = min(pos + size - 1, len(seq) - 1)
@@ -37,15 +37,6 @@ def surprisal64(lm, seq, max_length, stride):
         out += (-logp[-k:].gather(1, torch.tensor(seq[pos:last + 1])[:, None])[:, 0]).tolist()
         pos, size = last + 1, stride
     return np.array(out)
-
-
-_DOUBLES: dict[int, object] = {}
-
-
-def _double(lm):
-    if id(lm) not in _DOUBLES:
-        _DOUBLES[id(lm)] = copy.deepcopy(lm.model).double().eval()
-    return _DOUBLES[id(lm)]
 
 
 def brute_words(lm, words, sep=" ", add_eos=False, max_length=64, stride=32):

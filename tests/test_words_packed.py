@@ -1,6 +1,9 @@
 """score_words' packed path: every group that fits one window is scored in packed forward
-passes; each word's surprisal must equal the one-score()-per-group path (and the float64
-brute force of tests/test_words.py), conservation per group exact."""
+passes; it must lay out every word and group as the one-score()-per-group path does, and
+both paths' surprisals must match the float64 brute force of tests/test_words.py within the
+float32 tolerance measured on every CPU kernel set (tests/float64.py), conservation per
+group exact.  The two float32 paths are not held to each other: their difference is the
+CPU's rounding (1.5e-5 nats on a Xeon with AMX, where a 1e-5 tolerance failed)."""
 
 from __future__ import annotations
 
@@ -10,9 +13,11 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
+from float64 import DEFAULT_MODEL_NATS, TINY_NATS, assert_within  # noqa: E402
+from test_words import PUNCTUATED, STORY_1, STORY_2, brute_words, check_conservation  # noqa: E402
+
 from ppl_widget import score, score_words  # noqa: E402
 from ppl_widget.scoring.runner import packed_texts  # noqa: E402
-from tests.test_words import PUNCTUATED, STORY_1, STORY_2, brute_words, check_conservation  # noqa: E402
 
 ITEMS = [
     "The horse raced past the barn fell.",
@@ -32,16 +37,27 @@ def item_frame(n_items: int) -> pd.DataFrame:
                          "word": [r[2] for r in rows]})
 
 
-def assert_same_as_score_path(fast, slow, rel=1e-7, abs_=1e-5):
+def assert_same_as_score_path(fast, slow, lm, nats_per_token, add_eos=False, **window):
+    """The same words, groups and tokens as the score() path, and both paths' surprisals
+    within ``nats_per_token`` per token of the float64 brute force."""
     pd.testing.assert_frame_equal(fast.drop(columns=["surprisal", "surprisal_bits"]),
                                   slow.drop(columns=["surprisal", "surprisal_bits"]))
-    np.testing.assert_allclose(fast["surprisal"], slow["surprisal"], rtol=rel, atol=abs_)
     for g_fast, g_slow in zip(fast.attrs["groups"], slow.attrs["groups"], strict=True):
         assert g_fast["group"] == g_slow["group"] and g_fast["text"] == g_slow["text"]
         assert g_fast["n_tokens"] == g_slow["n_tokens"]
-        assert g_fast["total_nll"] == pytest.approx(g_slow["total_nll"], rel=rel, abs=abs_)
         assert [t["token"] for t in g_fast["outside"]] == [t["token"] for t in g_slow["outside"]]
         assert [t["text"] for t in g_fast["outside"]] == [t["text"] for t in g_slow["outside"]]
+    keys = fast.attrs["by"]
+    groups = [fast] if keys is None else [rows for _, rows in fast.groupby(keys, sort=False)]
+    for rows in groups:
+        per, n, eos = brute_words(lm, rows["word"].tolist(), add_eos=add_eos, **window)
+        np.testing.assert_array_equal(rows["n_tokens"], n)
+        for path in (fast, slow):  # a word's surprisal sums its tokens'
+            assert_within(path.loc[rows.index, "surprisal"], per, nats_per_token, n)
+    for g_fast, g_slow in zip(fast.attrs["groups"], slow.attrs["groups"], strict=True):
+        # the groups' totals: both paths sum the same tokens, each within the tolerance
+        tol = nats_per_token * g_fast["n_tokens"]
+        assert g_fast["total_nll"] == pytest.approx(g_slow["total_nll"], abs=2 * tol)
 
 
 @pytest.mark.parametrize("add_eos", [False, True])
@@ -51,7 +67,7 @@ def test_packed_equals_one_score_per_group(tiny_lm, add_eos):
     slow = score_words(frame, tiny_lm, by="item", add_eos=add_eos, max_length=64, stride=32,
                        packed=False)
     assert fast.attrs["packed_groups"] == 30 and slow.attrs["packed_groups"] == 0
-    assert_same_as_score_path(fast, slow)
+    assert_same_as_score_path(fast, slow, tiny_lm, TINY_NATS, add_eos=add_eos)
     check_conservation(fast)
     assert (fast["n_tokens"] > 1).any()
 
@@ -60,9 +76,9 @@ def test_packed_matches_float64_brute_force(tiny_gpt2):
     out = score_words(PUNCTUATED, tiny_gpt2, add_eos=True)
     assert out.attrs["packed_groups"] == 1
     per, n, eos = brute_words(tiny_gpt2, PUNCTUATED, add_eos=True)
-    np.testing.assert_allclose(out["surprisal"], per, atol=2e-4, rtol=0)
+    assert_within(out["surprisal"], per, TINY_NATS, n)
     np.testing.assert_array_equal(out["n_tokens"], n)
-    assert out.attrs["groups"][0]["eos_surprisal"] == pytest.approx(eos, abs=2e-4)
+    assert out.attrs["groups"][0]["eos_surprisal"] == pytest.approx(eos, abs=TINY_NATS)
     check_conservation(out)
 
 
@@ -77,7 +93,7 @@ def test_long_groups_keep_windows_short_ones_are_packed(tiny_llama):
     slow = score_words(frame, tiny_llama, by="story", max_length=16, stride=8, packed=False)
     assert fast.attrs["packed_groups"] == 1
     assert fast.attrs["settings"]["n_windows"] > 1  # the long group's score() settings
-    assert_same_as_score_path(fast, slow)
+    assert_same_as_score_path(fast, slow, tiny_llama, TINY_NATS, max_length=16, stride=8)
     check_conservation(fast)
 
 
@@ -89,7 +105,9 @@ def test_a_group_of_exactly_one_window_is_packed(tiny_gpt2):
                        stride=4).attrs["packed_groups"] == 0
     fast = score_words(words, tiny_gpt2, max_length=n)
     ref = score(" ".join(words), tiny_gpt2, max_length=n).to_frame("word", log_freq=False)
-    np.testing.assert_allclose(fast["surprisal"], ref["surprisal"], rtol=1e-7, atol=1e-5)
+    per, n_tokens, _ = brute_words(tiny_gpt2, words, max_length=n)
+    for path in (fast, ref):  # the packed path and score()'s, each against float64
+        assert_within(path["surprisal"], per, TINY_NATS, n_tokens)
 
 
 def test_bow_correction_and_other_options_go_through_score(tiny_gpt2):
@@ -104,10 +122,10 @@ def test_bow_correction_and_other_options_go_through_score(tiny_gpt2):
 
 
 @pytest.mark.default_model
-def test_default_model_packed_equals_score_path(default_lm):
+def test_default_model_packed_and_score_path_match_float64(default_lm):
     frame = item_frame(12)
     fast = score_words(frame, default_lm, by="item", add_eos=True)
     slow = score_words(frame, default_lm, by="item", add_eos=True, packed=False)
     assert fast.attrs["packed_groups"] == 12
-    assert_same_as_score_path(fast, slow, rel=1e-6, abs_=1e-5)
+    assert_same_as_score_path(fast, slow, default_lm, DEFAULT_MODEL_NATS, add_eos=True)
     check_conservation(fast)
