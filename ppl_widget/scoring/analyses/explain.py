@@ -148,4 +148,5 @@ def _explanation(run: ExplainSetup, method: str, base: float, deltas: np.ndarray
         ends=np.array([u.end for u in plan.units], np.int64),
         tokens=np.array([len(u.positions) for u in plan.units], np.int64),
         delta_nats=deltas.copy(), cancelled=cancelled, elapsed_s=elapsed,
-        context_tokens=plan.context_positions)
+        context_tokens=plan.context_positions, parts=[u.part for u in plan.units],
+        context=plan.context)
