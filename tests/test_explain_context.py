@@ -172,3 +172,17 @@ def test_results_pass_their_context_on_and_the_defaults_stay(tiny_gpt2):
     assert plain.settings["context_tokens"] == 0
     back = type(e).from_dict(e.to_dict())
     assert back.parts == e.parts and back.context == e.context
+
+
+def test_the_view_gets_context_units_with_no_span_in_the_text(tiny_gpt2):
+    from ppl_widget.views import protocol as P
+
+    e = explain(TEXT, tiny_gpt2, token=-1, context=CONTEXT)
+    data = P.explanation_data(e)
+    units = data["units"]
+    n_ctx = e.parts.count("context")
+    assert n_ctx > 0 and units["part"] == e.parts
+    assert units["start16"][:n_ctx] == [-1] * n_ctx == units["end16"][:n_ctx]
+    text16 = [(s, t) for s, t in zip(units["start16"][n_ctx:], units["end16"][n_ctx:],
+                                     strict=True)]
+    assert all(0 <= s < t <= len(e.text) for s, t in text16)  # ASCII: UTF-16 = characters
