@@ -99,7 +99,10 @@ def explain(text: str, lm: Any = None, *, token: int | None = None, word: int | 
     tokens deleted, minus its surprisal with the whole context) or ``"gradient"``
     (gradient x input on the input embeddings: one forward and backward pass, an
     approximation; transformers and GGUF models).  The context is what the scorer's
-    window gives the target; the prefix token is never a unit.  See docs/explain.md.
+    window gives the target; the prefix token is never a unit.  ``context=`` (a string or
+    a chat, as for ``score``) is read before the text and its tokens are units too: a
+    string's words or tokens, a chat's messages (``Explanation.parts`` says which).  See
+    docs/explain.md.
     """
     last = deque(iter_explain(text, lm, token=token, word=word, unit=unit, method=method,
                               **score_settings), maxlen=1)
