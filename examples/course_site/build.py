@@ -143,13 +143,13 @@ def build(out: Path, frozen_model: str = "default", transformer: str | None = No
 
     say = say or (lambda line: None)
     sentences = (HERE / "corpus.txt").read_text(encoding="utf-8").splitlines()
-    if transformer and not more_models:
-        say(f"the live page's models: the bigram, and the default model as ONNX "
-            f"({transformer}): exported once (minutes), then taken from the cache")
-    else:
-        say("the live page's models: the bigram")
+    onnx = bool(transformer and not more_models)
+    say("the live page's models: the bigram" + (", and the default model (its GGUF file "
+                                                "converted once, then cached)" if onnx else ""))
     models = live_models(sentences, None if more_models else transformer) + (more_models or [])
-    say("the live page (export_live_page)")
+    say("the live page (export_live_page)" + (f": the default model as ONNX ({transformer}), "
+                                              "exported once (minutes), then cached"
+                                              if onnx else ""))
     export_live_page(out / "live", models, text=TEXT, title="Type here: surprisal, live")
     # the lesson too is made cross-origin isolated by the service worker (a frame is
     # isolated only inside an isolated page): the live page's transformer gets its threads.
