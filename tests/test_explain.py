@@ -226,7 +226,9 @@ def test_result_explain_uses_its_settings_and_its_model(tiny_llama):
 def test_the_frame_and_top(tiny_llama):
     e = explain(SHORT, tiny_llama, word=-1)
     f = e.frame
-    assert list(f.columns) == ["unit", "start", "end", "tokens", "delta_nats", "delta_bits"]
+    assert list(f.columns) == ["unit", "start", "end", "tokens", "delta_nats", "delta_bits",
+                               "part"]
+    assert set(f.part) == {"text"}
     words = [m.group() for m in re.finditer(r"\S+", SHORT)]
     assert list(f.unit) == words[:-1]
     assert all(SHORT[s:t] == u for u, s, t in zip(f.unit, f.start, f.end, strict=True))

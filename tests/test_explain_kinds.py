@@ -21,8 +21,8 @@ def captum_input_x_gradient(model, ids: list[int]) -> np.ndarray:
     captum = pytest.importorskip("captum.attr")
     embeds = model.get_input_embeddings()(torch.tensor([ids[:-1]])).detach()
 
-    def log_p(e):
-        logits = model(inputs_embeds=e).logits[:, -1].float()
+    def log_p(e):  # the log-softmax in float64, as ours (tests/test_gradient_exact.py)
+        logits = model(inputs_embeds=e).logits[:, -1].double()
         return torch.log_softmax(logits, -1)[:, ids[-1]]
 
     attr = captum.InputXGradient(log_p).attribute(embeds)
@@ -135,8 +135,8 @@ def test_a_unit_that_is_the_prefix_or_outside_the_context_is_an_error(tiny_gpt2)
         explain(TEXT, tiny_gpt2, token=-1, unit="sentence")
     with pytest.raises(ExplainError, match="method must be one of occlusion, gradient"):
         explain(TEXT, tiny_gpt2, token=-1, method="attention")
-    with pytest.raises(ExplainError, match="context= is read, not scored"):
-        explain(TEXT, tiny_gpt2, token=-1, context="Once upon a time")
+    with pytest.raises(ValueError, match="context must hold more than whitespace"):
+        explain(TEXT, tiny_gpt2, token=-1, context="   ")  # score()'s rule
     with pytest.raises(TypeError, match="unexpected setting.*'strid'"):
         explain(TEXT, tiny_gpt2, token=-1, strid=3)
 

@@ -109,7 +109,12 @@ def test_offline_names_both_ways(no_local, monkeypatch):
     with pytest.raises(ReadingDataError) as info:
         load_meco("fi")
     message = str(info.value)
-    for part in ("could not download meco/leakage/fi.csv", "no network", "$PPL_WIDGET_DATA",
+    # one plain message, the ways first: no urllib traceback chained before it, and a
+    # notebook (IPython) shows the message alone
+    assert message.startswith("Either point $PPL_WIDGET_DATA")
+    assert info.value.__cause__ is None and info.value.__suppress_context__
+    assert info.value._render_traceback_() == [f"ReadingDataError: {message}"]
+    for part in ("Could not download meco/leakage/fi.csv", "no network", "$PPL_WIDGET_DATA",
                  "meco/leakage/fi.csv under it", "downloaded once from https://",
                  "MECO/tainted_meco_merged/fi_merged.csv", str(no_local)):
         assert part in message, part

@@ -327,11 +327,18 @@ def explain_target(explanation: Any, units: TextUnits) -> dict[str, Any]:
 
 
 def explain_units(explanation: Any, units: TextUnits) -> dict[str, list]:
-    """Every context unit, in text order: its text, UTF-16 span and number of tokens."""
-    return {"text": [str(u) for u in explanation.units],
-            "start16": units.to_utf16(np.asarray(explanation.starts, np.int64)).tolist(),
-            "end16": units.to_utf16(np.asarray(explanation.ends, np.int64)).tolist(),
-            "tokens": np.asarray(explanation.tokens, np.int64).tolist()}
+    """Every context unit, in reading order: its text, UTF-16 span in the text (-1, -1
+    for a unit of a context read before the text: no token of the view is in it), number
+    of tokens and part ("text", "context" or "message i")."""
+    parts = list(getattr(explanation, "parts", None) or ["text"] * len(explanation.units))
+    in_text = np.array([p == "text" for p in parts], bool)
+    start16 = np.full(len(parts), -1, np.int64)
+    end16 = np.full(len(parts), -1, np.int64)
+    start16[in_text] = units.to_utf16(np.asarray(explanation.starts, np.int64)[in_text])
+    end16[in_text] = units.to_utf16(np.asarray(explanation.ends, np.int64)[in_text])
+    return {"text": [str(u) for u in explanation.units], "start16": start16.tolist(),
+            "end16": end16.tolist(), "tokens": np.asarray(explanation.tokens, np.int64).tolist(),
+            "part": parts}
 
 
 def explain_start_message(explain_id: int, request: Any, explanation: Any,

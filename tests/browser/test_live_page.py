@@ -286,11 +286,17 @@ def test_course_caption_names_the_model_in_use(browser, tmp_path, lms):
         live.locator(".pplw-status", has_text="done").wait_for(timeout=20_000)
         bigram = caption.inner_text()
         assert bigram.startswith("Live: bigram") and lms[1].name not in bigram
+        assert pg.locator("#live-about").inner_text().startswith("bigram")
         badge = live.locator(".pplw-badge").first
         assert badge.inner_text() == "final" and "kernel" not in badge.get_attribute("title")
         live.locator(".pplv-model").select_option(lms[1].name)
         pg.wait_for_function("n => document.querySelector('figcaption').textContent === "
                              "`Live: ${n}, in your browser`", arg=lms[1].name, timeout=20_000)
+        # the intro and the questions name it too: no "bigram" left once it is not in use
+        about = pg.locator("#live-about").inner_text()
+        assert about.startswith(lms[1].name) and "trained on" not in about
+        assert pg.locator(".live-name").first.inner_text() == lms[1].name
+        assert "bigram" not in pg.locator("body > ul").inner_text()
         assert pg.refused == [] and pg.errors == []
         context.close()
 

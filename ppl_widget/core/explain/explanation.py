@@ -20,7 +20,7 @@ from ..providers import provider
 
 METHODS = ("occlusion", "gradient")
 #: the frame's columns, in order (the views and the export read these)
-FRAME_COLUMNS = ("unit", "start", "end", "tokens", "delta_nats", "delta_bits")
+FRAME_COLUMNS = ("unit", "start", "end", "tokens", "delta_nats", "delta_bits", "part")
 
 
 @dataclass(eq=False)
@@ -51,6 +51,11 @@ class Explanation:
     #: context tokens the target was scored from (its window's, after the prefix)
     context_tokens: int = 0
     extra: dict[str, Any] = field(default_factory=dict)
+    #: per unit, where its ``start``/``end`` point: "text", "context" (a string context,
+    #: as read) or "message i" (a chat's message i, in its content); None: all "text"
+    parts: list[str] | None = None
+    #: what the model read before the text (``explain(..., context=...)``), or None
+    context: Any = None
 
     def __post_init__(self) -> None:
         if self.method not in METHODS:
@@ -60,7 +65,8 @@ class Explanation:
         self.tokens = np.asarray(self.tokens, np.int64)
         self.delta_nats = np.asarray(self.delta_nats, np.float64)
         n = len(self.units)
-        for name in ("starts", "ends", "tokens", "delta_nats"):
+        self.parts = ["text"] * n if self.parts is None else [str(p) for p in self.parts]
+        for name in ("starts", "ends", "tokens", "delta_nats", "parts"):
             if len(getattr(self, name)) != n:
                 raise ValueError(f"{name} has {len(getattr(self, name))} entries, expected "
                                  f"{n} (one per unit)")
@@ -89,12 +95,14 @@ class Explanation:
     def frame(self) -> Any:
         """A pandas DataFrame, one row per context unit in text order: ``unit`` (its
         text), ``start``, ``end`` (character offsets), ``tokens``, ``delta_nats``,
-        ``delta_bits`` (NaN where not computed yet)."""
+        ``delta_bits`` (NaN where not computed yet), ``part`` (where ``start`` and ``end``
+        point: "text", "context" or "message i")."""
         import pandas as pd
 
         return pd.DataFrame({"unit": list(self.units), "start": self.starts,
                              "end": self.ends, "tokens": self.tokens,
-                             "delta_nats": self.delta_nats, "delta_bits": self.delta_bits},
+                             "delta_nats": self.delta_nats, "delta_bits": self.delta_bits,
+                             "part": list(self.parts)},
                             columns=list(FRAME_COLUMNS))
 
     def top(self, n: int = 5) -> Any:
@@ -127,6 +135,7 @@ class Explanation:
             "tokens": self.tokens, "delta_nats": self.delta_nats, "done": self.done,
             "cancelled": self.cancelled, "elapsed_s": self.elapsed_s,
             "context_tokens": self.context_tokens, "extra": self.extra,
+            "parts": list(self.parts), "context": self.context,
         })
 
     @classmethod
@@ -140,7 +149,8 @@ class Explanation:
                    done=int(data.get("done", -1)), cancelled=bool(data.get("cancelled")),
                    elapsed_s=float_of_json(data.get("elapsed_s", 0.0)),
                    context_tokens=int(data.get("context_tokens", 0)),
-                   extra=data.get("extra", {}))
+                   extra=data.get("extra", {}), parts=data.get("parts"),
+                   context=data.get("context"))
 
     def __repr__(self) -> str:
         state = ("cancelled " if self.cancelled else "partial ") if self.partial else ""

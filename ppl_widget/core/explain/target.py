@@ -75,6 +75,9 @@ class Unit:
     start: int
     end: int
     text: str
+    #: where ``start``/``end`` point: "text", "context" (a string context as read) or
+    #: "message i" (a chat's message i, in its content)
+    part: str = "text"
 
 
 @dataclass
@@ -87,6 +90,8 @@ class ExplainPlan:
     units: list[Unit]
     unit_kind: str  # "word", "token" or "span"
     target: dict[str, Any]  # kind, index, start, end, text, tokens (result indices)
+    #: what the model read before the text (a string as read, or a chat), or None
+    context: Any = None
     #: units nearest the target first (the order occlusion computes them in)
     order: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
 
@@ -176,12 +181,13 @@ def plan_groups(positions: np.ndarray, windows: Sequence[Window],
 
 
 def plan_units(text: str, groups: list[TargetGroup], position_offsets: np.ndarray,
-               unit: Any, word_spans: np.ndarray) -> tuple[list[Unit], str]:
-    """The context's units in text order (``position_offsets``: the character span of
-    every input position; -1 for the prefix token and EOS)."""
-    lo = min(int(g.context[0]) for g in groups if len(g.context))
+               unit: Any, word_spans: np.ndarray, first: int = 0) -> tuple[list[Unit], str]:
+    """The context's units in the text, in text order (``position_offsets``: the character
+    span of every input position; -1 for the prefix token and EOS; ``first``: the text's
+    first position, after a context read before it)."""
+    lo = max(first, min(int(g.context[0]) for g in groups if len(g.context)))
     hi = max(int(g.context[-1]) for g in groups if len(g.context)) + 1
-    pos = np.arange(lo, hi, dtype=np.int64)
+    pos = np.arange(lo, max(lo, hi), dtype=np.int64)
     spans = position_offsets[pos]
     if isinstance(unit, str):
         if unit not in UNIT_KINDS:
@@ -190,10 +196,22 @@ def plan_units(text: str, groups: list[TargetGroup], position_offsets: np.ndarra
         kind = unit
     else:
         kind = "span"
+    unit_spans = None if kind == "token" else (
+        word_spans if kind == "word" else _check_spans(unit, len(text)))
+    units = units_of(text, pos, spans, kind, unit_spans)
+    if kind == "span":
+        _check_named(unit_spans, units)
+    return units, kind
+
+
+def units_of(text: str, pos: np.ndarray, spans: np.ndarray, kind: str,
+             unit_spans: np.ndarray | None, part: str = "text") -> list[Unit]:
+    """The units of positions ``pos`` (ascending) whose character spans in ``text`` are
+    ``spans``: one per token, or the tokens the levels rule gives each of ``unit_spans``
+    (words; named spans: a token outside every one is no unit)."""
     if kind == "token":
         return [Unit(pos[i:i + 1], int(spans[i, 0]), int(spans[i, 1]),
-                     text[spans[i, 0]:spans[i, 1]]) for i in range(len(pos))], kind
-    unit_spans = word_spans if kind == "word" else _check_spans(unit, len(text))
+                     text[spans[i, 0]:spans[i, 1]], part) for i in range(len(pos))]
     owner = assign_tokens(text, spans, unit_spans)
     if kind == "span":  # named spans do not tile the text: a token must lie in its span
         k = np.maximum(owner, 0)
@@ -214,11 +232,9 @@ def plan_units(text: str, groups: list[TargetGroup], position_offsets: np.ndarra
             continue
         else:
             s, e = int(spans[i, 0]), int(spans[i, 1])
-        units.append(Unit(pos[i:j], s, e, text[s:e]))
+        units.append(Unit(pos[i:j], s, e, text[s:e], part))
         i = j
-    if kind == "span":
-        _check_named(unit_spans, units)
-    return units, kind
+    return units
 
 
 def _check_spans(unit: Any, n_chars: int) -> np.ndarray:

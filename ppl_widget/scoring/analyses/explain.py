@@ -100,7 +100,10 @@ def explain(text: str, lm: Any = None, *, token: int | None = None, word: int | 
     tokens deleted, minus its surprisal with the whole context) or ``"gradient"``
     (gradient x input on the input embeddings: one forward and backward pass, an
     approximation; transformers and GGUF models).  The context is what the scorer's
-    window gives the target; the prefix token is never a unit.  See docs/explain.md.
+    window gives the target; the prefix token is never a unit.  ``context=`` (a string or
+    a chat, as for ``score``) is read before the text and its tokens are units too: a
+    string's words or tokens, a chat's messages (``Explanation.parts`` says which).  See
+    docs/explain.md.
     """
     last = deque(iter_explain(text, lm, token=token, word=word, unit=unit, method=method,
                               **score_settings), maxlen=1)
@@ -152,4 +155,5 @@ def _explanation(run: ExplainSetup, method: str, base: float, deltas: np.ndarray
         ends=np.array([u.end for u in plan.units], np.int64),
         tokens=np.array([len(u.positions) for u in plan.units], np.int64),
         delta_nats=deltas.copy(), cancelled=cancelled, elapsed_s=elapsed,
-        context_tokens=plan.context_positions)
+        context_tokens=plan.context_positions, parts=[u.part for u in plan.units],
+        context=plan.context)

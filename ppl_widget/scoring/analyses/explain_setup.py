@@ -10,7 +10,6 @@ from typing import Any
 import numpy as np
 
 from ...core.explain.target import (
-    ExplainError,
     ExplainPlan,
     plan_groups,
     plan_units,
@@ -21,14 +20,16 @@ from ...core.protocols import plan_protocol
 from ...core.text_units import DEFAULT_WORD_PATTERN, word_spans
 from ...core.validation import check_text
 from ..kinds.models import as_loaded
+from ..runner.context import check_context
 from ..runner.prepare import keep_scored, prepare
 from ..runner.scorer import check_prefix_every_window, check_prefixed_windows, resolve_protocol
 from .explain_masked import masked_setup, plans_own_windows
+from .explain_context import context_units
 
 #: ``score()``'s settings an explanation honours (``top_k`` and ``batch_size`` change no
 #: surprisal and are accepted so a result's settings can be passed back)
 SCORE_SETTINGS = ("max_length", "stride", "prefix", "add_eos", "words",
-                  "prefix_every_window", "protocol", "top_k", "batch_size")
+                  "prefix_every_window", "protocol", "context", "top_k", "batch_size")
 
 
 @dataclass
@@ -44,12 +45,8 @@ class ExplainSetup:
 
 
 def check_settings(score_settings: dict[str, Any]) -> None:
-    """Only ``score()``'s settings, and no ``context=`` (units are the text's own)."""
-    if score_settings.get("context") is not None:
-        raise ExplainError("explain() attributes a target to the text's own tokens; a "
-                           "context= is read, not scored, and is not supported: put it "
-                           "in the text")
-    unknown = sorted(set(score_settings) - set(SCORE_SETTINGS) - {"context"})
+    """Only ``score()``'s settings."""
+    unknown = sorted(set(score_settings) - set(SCORE_SETTINGS))
     if unknown:
         raise TypeError(f"unexpected setting(s) {', '.join(map(repr, unknown))}: an "
                         f"explanation takes score()'s settings {', '.join(SCORE_SETTINGS)}")
@@ -70,12 +67,15 @@ def setup(text: str, lm: Any, *, token: Any, word: Any, unit: Any,
     words = score_settings.get("words")
     every = score_settings.get("prefix_every_window", False)
     protocol = score_settings.get("protocol", "exact")
+    context = check_context(score_settings.get("context"))
     check_text(text, add_eos)
     lm = as_loaded(lm)
     max_length, stride, prefix = resolve_protocol(lm, protocol, max_length, stride, prefix,
-                                                  prefix_every_window=every, add_eos=add_eos)
+                                                  prefix_every_window=every, add_eos=add_eos,
+                                                  context=context)
     check_prefix_every_window(lm, prefix, every)
-    prep = prepare(text, lm, prefix=prefix, add_eos=add_eos, words=words)
+    prep = prepare(text, lm, prefix=prefix, add_eos=add_eos, words=words, context=context)
+    text = prep.text  # with a string context: the continuation as scored (the seam)
     windows = plan_protocol(protocol, len(prep.sequence), max_length, stride,
                             first_target=prep.first_target, prefix_every_window=every,
                             bos=prefix == "bos")
@@ -87,22 +87,27 @@ def setup(text: str, lm: Any, *, token: Any, word: Any, unit: Any,
     positions, target = target_positions(text, scored, prep.target_offsets,
                                          prep.target_is_eos, spans, token=token, word=word)
     groups = plan_groups(positions, windows, n_head)
-    offsets = _position_offsets(prep, n_head, add_eos)
-    units, kind = plan_units(text, groups, offsets, unit, spans)
+    first = prep.first_target if prep.pair is not None else n_head  # the text's first
+    offsets = _position_offsets(prep, first)
+    units, kind = plan_units(text, groups, offsets, unit, spans, first=first)
+    units = context_units(prep, groups, kind, words) + units
     plan = ExplainPlan(text=text, sequence=np.asarray(prep.sequence, np.int64),
-                       groups=groups, units=units, unit_kind=kind, target=target)
+                       groups=groups, units=units, unit_kind=kind, target=target,
+                       context=prep.context)
     settings = {"model": lm.name, "max_length": max_length, "stride": stride,
                 "prefix": prefix, "add_eos": add_eos,
                 "words": str(words) if words is not None else DEFAULT_WORD_PATTERN,
-                "prefix_every_window": every, "protocol": protocol, "unit": kind}
+                "prefix_every_window": every, "protocol": protocol, "unit": kind,
+                **prep.context_settings()}
     return ExplainSetup(lm, plan, settings, max_length)
 
 
-def _position_offsets(prep: Any, n_head: int, add_eos: bool) -> np.ndarray:
-    """The character span of every input position (-1 for the prefix token and EOS)."""
+def _position_offsets(prep: Any, first: int) -> np.ndarray:
+    """The character span in the text of every input position from ``first``, the text's
+    first (-1 elsewhere: the prefix token, a context, the EOS)."""
     spans = np.concatenate([prep.unscored_offsets.reshape(-1, 2),
                             prep.target_offsets[~prep.target_is_eos].reshape(-1, 2)])
     spans = spans[np.lexsort((spans[:, 1], spans[:, 0]))]
     out = np.full((len(prep.sequence), 2), -1, np.int64)
-    out[n_head:n_head + len(spans)] = spans
+    out[first:first + len(spans)] = spans
     return out

@@ -2,7 +2,12 @@
 embedding times d log p(target | context) / d embedding (one forward and one backward
 pass per window the target is scored in); a unit sums its tokens.  A first-order
 approximation of occlusion, with its sign (positive: the token made the target more
-predictable).  It needs a model with input embeddings and a backward pass."""
+predictable).  It needs a model with input embeddings and a backward pass.
+
+The body runs in the model's dtype; the head of the target rows and the log-softmax run
+in float64 (``float64_head.py`` says why), so gradient x input agrees with a float64 copy
+of the model to the body's float32 precision (docs/explain.md,
+tests/test_gradient_exact.py)."""
 
 from __future__ import annotations
 
@@ -14,6 +19,7 @@ from ...core.explain.target import ExplainError, ExplainPlan
 from ..kinds.models import LoadedModel
 from ..runner.forward import body_of
 from .explain_masked import check_causal_only
+from .float64_head import float64_logits, to_float64
 
 
 def check_gradient(lm: Any) -> None:
@@ -47,12 +53,13 @@ def gradient_x_input(lm: LoadedModel, plan: ExplainPlan) -> tuple[float, np.ndar
             x = embed(ids[None, :-1]).detach().requires_grad_(True)
             if body is not None:
                 states = body(inputs_embeds=x, use_cache=False).last_hidden_state[0, -n:]
-                logits = model.get_output_embeddings()(states).float()
+                logits = float64_logits(model.get_output_embeddings(), states)
             else:  # logits transformed after the head: the model's own forward
-                logits = model(inputs_embeds=x, use_cache=False).logits[0, -n:].float()
-            log_p = torch.log_softmax(logits, dim=-1).gather(1, targets[:, None]).sum()
+                logits = to_float64(model(inputs_embeds=x, use_cache=False).logits[0, -n:])
+            log_p = torch.log_softmax(logits, dim=-1).gather(
+                1, targets[:, None].to(logits.device)).sum()
             (grad,) = torch.autograd.grad(log_p, x)
-        attribution = (x.detach() * grad).sum(-1)[0].double().cpu().numpy()
+        attribution = (x.detach().double() * grad.double()).sum(-1)[0].cpu().numpy()
         nll -= float(log_p.detach())
         context = set(g.context.tolist())
         for k, pos in enumerate(positions[:-1].tolist()):

@@ -33,6 +33,11 @@ class ReadingDataError(OSError):
     (its sha256 differs), or not downloadable (offline). The message names the ways to
     get it."""
 
+    def _render_traceback_(self) -> list[str]:
+        """What IPython shows for it (a notebook's first cell, offline): the message
+        alone, no traceback. It is a plain fact about the data, not a bug to trace."""
+        return [f"{type(self).__name__}: {self}"]
+
 
 @cache
 def sources() -> dict[str, Any]:
@@ -107,8 +112,9 @@ def data_file(relpath: str, *, path: str | os.PathLike | None = None,
     try:
         raw = fetch_url(url)
     except (urllib.error.URLError, OSError, TimeoutError) as e:
-        raise ReadingDataError(f"could not download {relpath} ({e}). "
-                               + _ways(relpath, url)) from e
+        # the ways first; urllib's own traceback says no more than its message (from None)
+        raise ReadingDataError(_ways(relpath, url) + f" (Offline? Could not download "
+                               f"{relpath}: {e}.)") from None
     want = file.get("source_sha256", file["sha256"])
     _check(raw, want, f"the download of {url}", "nothing was kept; try again later")
     data = _check(select_columns(raw, file["columns"]) if "columns" in file else raw,

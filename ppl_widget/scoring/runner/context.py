@@ -15,6 +15,7 @@ seam (the generation prompt's own newline belongs to the prompt).
 
 from __future__ import annotations
 
+import dataclasses
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -39,6 +40,11 @@ class EncodedPair:
     offsets: np.ndarray  # (n, 2) their character spans in ``text`` (raw, may overlap)
     end_of_turn_id: int | None  # a chat's end-of-turn token (else None: the EOS)
     starts_with_bos: bool  # the context's first token is the tokenizer's BOS
+    #: the string the context's tokens were encoded from (a string context as read, or
+    #: the rendered chat) and their character spans in it (explain() takes units there)
+    prompt: str = ""
+    context_offsets: np.ndarray = dataclasses.field(
+        default_factory=lambda: np.zeros((0, 2), np.int64))
 
 
 def check_context(context: Any) -> str | list[dict[str, str]] | None:
@@ -114,7 +120,7 @@ def encode_pair(tokenizer: Any, context: Context, text: str) -> EncodedPair:
         prompt, specials = stripped, False
     else:
         prompt, specials = render_chat(tokenizer, chat), True
-    ctx_ids, _ = _encode(tokenizer, prompt, specials)
+    ctx_ids, ctx_offsets = _encode(tokenizer, prompt, specials)
     whole, offsets = _encode(tokenizer, prompt + text, specials)
     if not np.array_equal(whole[:len(ctx_ids)], ctx_ids):
         warnings.warn("the context's last token and the continuation's first merge into one "
@@ -127,4 +133,5 @@ def encode_pair(tokenizer: Any, context: Context, text: str) -> EncodedPair:
         context=stripped if chat is None else chat, context_ids=ctx_ids, text=text, ids=ids,
         offsets=np.clip(offsets, 0, len(text)),
         end_of_turn_id=None if chat is None else end_of_turn_id(tokenizer, chat),
-        starts_with_bos=bool(len(ctx_ids)) and bos is not None and int(ctx_ids[0]) == bos)
+        starts_with_bos=bool(len(ctx_ids)) and bos is not None and int(ctx_ids[0]) == bos,
+        prompt=prompt, context_offsets=ctx_offsets)

@@ -61,6 +61,8 @@ class Prepared:
     #: chat template's own BOS and the context's tokens; ``context_bos``: a BOS among them
     n_context_tokens: int = 0
     context_bos: bool = False
+    #: the context's ``EncodedPair`` (its tokens' spans: explain() takes units there)
+    pair: Any = None
 
     def context_settings(self) -> dict[str, Any]:
         """The one count of a context, as results carry it in ``settings``: every view
@@ -242,7 +244,7 @@ def _prepare_in_context(text: str, tok: Any, context: Context, head: list[int],
     eos = pair.end_of_turn_id if pair.end_of_turn_id is not None else tok.eos_token_id
     prep = _lay_out(pair.text, tok, pair.ids, pair.offsets, head, add_eos, words,
                     read=pair.context_ids, eos_id=eos)
-    prep.context = pair.context
+    prep.context, prep.pair = pair.context, pair
     # the same count a token's context_length gives the first scored token
     prep.n_context_tokens = len(head) + len(pair.context_ids)
     prep.context_bos = bool(head) or pair.starts_with_bos
