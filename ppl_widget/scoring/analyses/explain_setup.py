@@ -23,8 +23,8 @@ from ..kinds.models import as_loaded
 from ..runner.context import check_context
 from ..runner.prepare import keep_scored, prepare
 from ..runner.scorer import check_prefix_every_window, check_prefixed_windows, resolve_protocol
-from .explain_masked import masked_setup, plans_own_windows
 from .explain_context import context_units
+from .explain_masked import masked_setup, plans_own_windows
 
 #: ``score()``'s settings an explanation honours (``top_k`` and ``batch_size`` change no
 #: surprisal and are accepted so a result's settings can be passed back)
