@@ -3,7 +3,7 @@ run xlang_link.R for some languages and models, fit the same three regressions w
 ``delta_ll``, and report the largest differences per language and model.
 
 As a script (the whole grid; prints a table for docs/reading_times.md):
-    PYTHONPATH=. python tests/mgcv_reference/compare.py [LANGS] [MODELS]
+    PYTHONPATH=. python tests/mgcv_reference/compare.py [LANGS] [MODELS] [METHOD]
 """
 
 from __future__ import annotations
@@ -45,11 +45,15 @@ def r_missing() -> str | None:
     return None
 
 
-def run_r(langs: list[str], models: list[str], out: pathlib.Path) -> tuple[float, float]:
-    """xlang_link.R's per-row log-densities and edfs into ``out``; R's (elapsed, CPU)
-    seconds in the fits and predictions, measured inside R."""
+def run_r(langs: list[str], models: list[str], out: pathlib.Path, method: str = "GCV.Cp",
+          permute: int | None = None) -> tuple[float, float]:
+    """xlang_link.R's per-row log-densities and edfs into ``out`` (``gam(method =
+    method)``; ``permute``: each fold's training rows shuffled with that seed first); R's
+    (elapsed, CPU) seconds in the fits and predictions, measured inside R."""
+    extra = [method] + ([] if permute is None else [str(permute)])
     subprocess.run(["Rscript", str(HERE / "xlang_link.R"), str(xlang_dir()), str(out),
-                    ",".join(langs), ",".join(models)], check=True, capture_output=True)
+                    ",".join(langs), ",".join(models), *extra], check=True,
+                   capture_output=True)
     elapsed, cpu = (float(v) for v in (out / "time.txt").read_text().split())
     return elapsed, cpu
 
@@ -65,16 +69,21 @@ def paper_rows(lang: str, model: str) -> pd.DataFrame:
     return frame[keep]
 
 
-def ours(lang: str, model: str) -> dict:
-    """delta_ll's linear and non-linear results on the paper's rows."""
-    from ppl_widget import delta_ll
+def ours(lang: str, model: str, method: str = "GCV.Cp") -> dict:
+    """delta_ll's linear and non-linear results on the paper's rows (one baseline fit per
+    fold for both, as link_shape fits them)."""
+    from ppl_widget.core.reading.gam.reading import gam_delta_many
+    from ppl_widget.core.reading.predictive_power import DeltaLL
 
     rows = paper_rows(lang, model)
-    return {name: delta_ll(rows, "gaze_rt", target, TE, spillover=0)
-            for name, target in TARGETS.items()}
+    parts = gam_delta_many(rows, "gaze_rt", TARGETS, TE, spillover=0, by=None, folds=10,
+                           fold_by="contiguous", seed=None, method=method)
+    return {name: DeltaLL(per_word=p, dropped=d, settings=s, smooth_edf=e)
+            for name, (p, d, s, e) in parts.items()}
 
 
-def compare(ref: pathlib.Path, langs: list[str], models: list[str]) -> pd.DataFrame:
+def compare(ref: pathlib.Path, langs: list[str], models: list[str], method: str = "GCV.Cp"
+            ) -> pd.DataFrame:
     """Per language, model and target: the largest difference to R in a row's target and
     baseline log-density and ΔLL, in the mean ΔLL, and in a fold's smooth edf."""
     ll = pd.read_csv(ref / "ll.csv")
@@ -84,7 +93,7 @@ def compare(ref: pathlib.Path, langs: list[str], models: list[str]) -> pd.DataFr
         for model in models:
             r_rows = ll[(ll["lang"] == lang) & (ll["model"] == model)]
             r_edf = edf[(edf["lang"] == lang) & (edf["model"] == model)]
-            for name, result in ours(lang, model).items():
+            for name, result in ours(lang, model, method).items():
                 pw = result.per_word
                 assert (pw.index.astype(str) == r_rows["row"].astype(str).to_numpy()).all()
                 want_delta = (r_rows[name] - r_rows["baseline"]).to_numpy()
@@ -109,15 +118,16 @@ def compare(ref: pathlib.Path, langs: list[str], models: list[str]) -> pd.DataFr
 
 
 if __name__ == "__main__":
-    langs = sys.argv[1].split(",") if len(sys.argv) > 1 else LANGS
-    models = sys.argv[2].split(",") if len(sys.argv) > 2 else MODELS
+    langs = sys.argv[1].split(",") if len(sys.argv) > 1 and sys.argv[1] else LANGS
+    models = sys.argv[2].split(",") if len(sys.argv) > 2 and sys.argv[2] else MODELS
+    method = sys.argv[3] if len(sys.argv) > 3 else "GCV.Cp"
     ref_dir = pathlib.Path(os.environ.get("GAM_REFERENCE_DIR", "")) if os.environ.get(
         "GAM_REFERENCE_DIR") else None
     with tempfile.TemporaryDirectory() as tmp:
         if ref_dir is None:
             ref_dir = pathlib.Path(tmp)
-            run_r(langs, models, ref_dir)
-        table = compare(ref_dir, langs, models)
+            run_r(langs, models, ref_dir, method)
+        table = compare(ref_dir, langs, models, method)
     pd.set_option("display.width", 200)
     print(table.to_string(index=False, float_format=lambda v: f"{v:.3g}"))
     print("max:", table[["mean_diff", "row_target_diff", "row_baseline_diff", "row_delta_diff",
