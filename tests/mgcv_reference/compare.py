@@ -4,6 +4,9 @@ run xlang_link.R for some languages and models, fit the same three regressions w
 
 As a script (the whole grid; prints a table for docs/reading_times.md):
     PYTHONPATH=. python tests/mgcv_reference/compare.py [LANGS] [MODELS] [METHOD]
+
+(``GAM_REFERENCE_DIR``: an earlier xlang_link.R output to compare with instead of running
+R. R's own spread: ``r_spread`` of a plain run and one with permuted training rows.)
 """
 
 from __future__ import annotations
@@ -117,6 +120,47 @@ def compare(ref: pathlib.Path, langs: list[str], models: list[str], method: str 
     return pd.DataFrame(out)
 
 
+def pair_signs(table: pd.DataFrame) -> pd.DataFrame:
+    """Per language and model: non-linear minus linear mean ΔLL, ours and R's, their
+    difference and whether the signs agree (``compare``'s table in)."""
+    wide = table.pivot_table(index=["lang", "model"], columns="target",
+                             values=["delta_ll", "delta_ll_r"])
+    out = pd.DataFrame({
+        "ours": wide[("delta_ll", "nonlinear")] - wide[("delta_ll", "linear")],
+        "r": wide[("delta_ll_r", "nonlinear")] - wide[("delta_ll_r", "linear")]})
+    out["diff"] = (out["ours"] - out["r"]).abs()
+    out["same_sign"] = np.sign(out["ours"]) == np.sign(out["r"])
+    return out.reset_index()
+
+
+def r_spread(first: pathlib.Path, second: pathlib.Path) -> pd.DataFrame:
+    """R against R: two xlang_link.R runs (e.g. plain and with permuted training rows), per
+    language, model and target, the largest row difference of the target, the baseline
+    and the ΔLL, the mean ΔLL's difference and the largest edf difference."""
+    a_ll, b_ll = pd.read_csv(first / "ll.csv"), pd.read_csv(second / "ll.csv")
+    a_edf, b_edf = pd.read_csv(first / "edf.csv"), pd.read_csv(second / "edf.csv")
+    keys = ["lang", "model", "formula", "fold", "term"]
+    edf = a_edf.merge(b_edf, on=keys, suffixes=("_a", "_b"))
+    out = []
+    for (lang, model), a in a_ll.groupby(["lang", "model"], sort=False):
+        b = b_ll[(b_ll["lang"] == lang) & (b_ll["model"] == model)]
+        assert (a["row"].to_numpy() == b["row"].to_numpy()).all()
+        for name in TARGETS:
+            da = (a[name] - a["baseline"]).to_numpy()
+            db = (b[name] - b["baseline"]).to_numpy()
+            e = edf[(edf["lang"] == lang) & (edf["model"] == model)
+                    & edf["formula"].isin(["baseline", name])]
+            out.append({"lang": lang, "model": model, "target": name,
+                        "delta_ll": da.mean(), "delta_ll_other": db.mean(),
+                        "mean_diff": abs(da.mean() - db.mean()),
+                        "row_target_diff": np.abs(a[name].to_numpy() - b[name].to_numpy()).max(),
+                        "row_baseline_diff": np.abs(a["baseline"].to_numpy()
+                                                    - b["baseline"].to_numpy()).max(),
+                        "row_delta_diff": np.abs(da - db).max(),
+                        "edf_diff": np.abs(e["edf_a"] - e["edf_b"]).max()})
+    return pd.DataFrame(out)
+
+
 if __name__ == "__main__":
     langs = sys.argv[1].split(",") if len(sys.argv) > 1 and sys.argv[1] else LANGS
     models = sys.argv[2].split(",") if len(sys.argv) > 2 and sys.argv[2] else MODELS
@@ -130,5 +174,6 @@ if __name__ == "__main__":
         table = compare(ref_dir, langs, models, method)
     pd.set_option("display.width", 200)
     print(table.to_string(index=False, float_format=lambda v: f"{v:.3g}"))
+    print(pair_signs(table).to_string(index=False, float_format=lambda v: f"{v:.3g}"))
     print("max:", table[["mean_diff", "row_target_diff", "row_baseline_diff", "row_delta_diff",
                          "edf_diff"]].max().to_dict())
