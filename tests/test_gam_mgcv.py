@@ -104,12 +104,13 @@ def test_fit_sigma_edf_and_term_effect_equal_mgcv(r_setup):
 
 
 def test_link_study_delta_ll_agrees_with_mgcv_on_three_languages(xlang, tmp_path):
-    """GCV's answer turns on rounding where a smoothing parameter runs to infinity across a
-    rank-truncation step, and R's own answer moves when only the order of its training rows
-    changes (docs/reading_times.md: R against R on permuted rows, up to 1.3e-4 in a mean
-    ΔLL). So the pass mark is the mean ΔLL within 2e-4 of R's and R's sign of non-linear
-    minus linear; the per-row differences are reported (a table in the docs), not judged.
-    R run now, on en, it and ru."""
+    """GCV's answer can turn on rounding where a smoothing parameter runs to infinity
+    across a rank-truncation step, and there R's own answer moves when only the order of
+    its training rows changes (docs/reading_times.md: up to 4.5e-4 in a mean ΔLL, 0.3 nats
+    in a row, on ko). The issue's pass mark is the mean ΔLL within 2e-4 of R's and R's sign
+    of non-linear minus linear. On en, it and ru (mgpt_sc), run here, R's own spread is at
+    most 7e-10 per row, so the rows are held to what we measured there, 2e-5 (en's
+    non-linear fit: 1.04e-5; magic's path ends inside its tolerance a little elsewhere)."""
     wait_for("debian-packages")  # scripts/test.sh installs R in the background on a new machine
     why = r_missing()
     if why:  # CI installs R (scripts/test.sh): there a missing reference is a failure
@@ -121,7 +122,8 @@ def test_link_study_delta_ll_agrees_with_mgcv_on_three_languages(xlang, tmp_path
     assert table["mean_diff"].max() < 2e-4, table
     pairs = pair_signs(table)
     assert pairs["same_sign"].all(), pairs
-    print(table.to_string(index=False))  # the per-row figures, for the log
+    for column in ("row_target_diff", "row_baseline_diff", "row_delta_diff"):
+        assert table[column].max() < 2e-5, table
 
 
 def test_cr_basis_interpolates_at_knots_and_is_linear_beyond():
