@@ -171,7 +171,9 @@ def fit_reml(x: np.ndarray, y: np.ndarray, penalties: list[tuple[np.ndarray, int
     rho0 = problem.start(initial_log_sp(x, penalties))
     final, iterations, rho = newton(problem, rho0)
     edf = np.einsum("ij,ji->i", final.v, problem.r.T @ problem.r)
-    return GcvFit(log_sp=final.rho[:-1], coef=final.coef, m_inv=final.v, edf=edf,
+    # m$sp is the last accepted rho; the coefficients are those of newton's last fit, which
+    # after a failed step search is the rejected trial's (as R returns it)
+    return GcvFit(log_sp=rho[:-1], coef=final.coef, m_inv=final.v, edf=edf,
                   rss=final.rss, score=final.score, iterations=iterations,
                   gradient=final.grad if final.grad is not None else np.zeros(0),
                   rank=len(final.coef))
