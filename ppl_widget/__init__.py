@@ -61,6 +61,7 @@ _LAZY = {
     "DeltaLL": "ppl_widget.core.reading.predictive_power:DeltaLL",
     "link_shape": "ppl_widget.core.reading.link_shape:link_shape",
     "LinkShape": "ppl_widget.core.reading.link_shape:LinkShape",
+    "LinkMethods": "ppl_widget.core.reading.link_shape:LinkMethods",
     "link_effects": "ppl_widget.core.reading.link_shape:link_effects",
     "link_chart": "ppl_widget.views.charts.charts_link:link_chart",
     "link_dll_chart": "ppl_widget.views.charts.charts_link:link_dll_chart",

@@ -88,3 +88,27 @@ def test_link_dll_chart_pairs_the_two_fits_per_language(theme):
     assert "paired permutation test: English: p = 0.09; Dutch: p = 0.03" in sub
     with pytest.raises(ValueError, match=r"no column\(s\) \['p_value'"):
         link_dll_chart(pd.DataFrame(rows).drop(columns="p_value"))
+
+
+@pytest.mark.parametrize("theme", [None, "dark"])
+def test_link_charts_show_both_methods(theme):
+    grid = np.linspace(0, 12, 13)
+    effects = link_effects(table(), "rt", "surp", BASELINE, x=grid,
+                           methods=("GCV.Cp", "REML"))
+    assert effects["method"].tolist() == ["GCV.Cp"] * 26 + ["REML"] * 26
+    sg = scene(link_chart(effects.assign(lang="en")), theme)
+    headers = [t["text"] for t in items(sg, "text", "title-text")]
+    assert {"English · GCV.Cp", "English · REML"} <= set(headers)
+    assert len(items(sg, "line", "mark")) == 2 * 2 * len(grid)  # 2 methods x 2 fits
+    rows = [{"lang": "he", "method": m, "dll_linear": a, "se_linear": 0.002,
+             "dll_nonlinear": b, "se_nonlinear": 0.002, "difference": b - a,
+             "se_difference": 0.001, "p_value": 0.4, "test": "permutation", "n": 1800,
+             "conclusion": c, "conclusion_differs": True}
+            for m, a, b, c in (("GCV.Cp", 0.010, 0.011, "no difference (non-linear ahead)"),
+                               ("REML", 0.011, 0.0106, "no difference (linear ahead)"))]
+    sg = scene(link_dll_chart(rows), theme)
+    labels = [t["text"] for t in items(sg, "text", "axis-label")]
+    assert "Hebrew · GCV.Cp" in labels and "Hebrew · REML" in labels
+    assert len(items(sg, "symbol", "mark")) == 4
+    tips = [s["description"] for s in items(sg, "symbol", "mark")]
+    assert all("(DIFFERS between methods)" in t for t in tips)

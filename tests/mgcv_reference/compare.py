@@ -3,7 +3,10 @@ run xlang_link.R for some languages and models, fit the same three regressions w
 ``delta_ll``, and report the largest differences per language and model.
 
 As a script (the whole grid; prints a table for docs/reading_times.md):
-    PYTHONPATH=. python tests/mgcv_reference/compare.py [LANGS] [MODELS]
+    PYTHONPATH=. python tests/mgcv_reference/compare.py [LANGS] [MODELS] [METHOD]
+
+(``GAM_REFERENCE_DIR``: an earlier xlang_link.R output to compare with instead of running
+R. R's own spread: ``r_spread`` of a plain run and one with permuted training rows.)
 """
 
 from __future__ import annotations
@@ -45,11 +48,15 @@ def r_missing() -> str | None:
     return None
 
 
-def run_r(langs: list[str], models: list[str], out: pathlib.Path) -> tuple[float, float]:
-    """xlang_link.R's per-row log-densities and edfs into ``out``; R's (elapsed, CPU)
-    seconds in the fits and predictions, measured inside R."""
+def run_r(langs: list[str], models: list[str], out: pathlib.Path, method: str = "GCV.Cp",
+          permute: int | None = None) -> tuple[float, float]:
+    """xlang_link.R's per-row log-densities and edfs into ``out`` (``gam(method =
+    method)``; ``permute``: each fold's training rows shuffled with that seed first); R's
+    (elapsed, CPU) seconds in the fits and predictions, measured inside R."""
+    extra = [method] + ([] if permute is None else [str(permute)])
     subprocess.run(["Rscript", str(HERE / "xlang_link.R"), str(xlang_dir()), str(out),
-                    ",".join(langs), ",".join(models)], check=True, capture_output=True)
+                    ",".join(langs), ",".join(models), *extra], check=True,
+                   capture_output=True)
     elapsed, cpu = (float(v) for v in (out / "time.txt").read_text().split())
     return elapsed, cpu
 
@@ -65,16 +72,21 @@ def paper_rows(lang: str, model: str) -> pd.DataFrame:
     return frame[keep]
 
 
-def ours(lang: str, model: str) -> dict:
-    """delta_ll's linear and non-linear results on the paper's rows."""
-    from ppl_widget import delta_ll
+def ours(lang: str, model: str, method: str = "GCV.Cp") -> dict:
+    """delta_ll's linear and non-linear results on the paper's rows (one baseline fit per
+    fold for both, as link_shape fits them)."""
+    from ppl_widget.core.reading.gam.reading import gam_delta_many
+    from ppl_widget.core.reading.predictive_power import DeltaLL
 
     rows = paper_rows(lang, model)
-    return {name: delta_ll(rows, "gaze_rt", target, TE, spillover=0)
-            for name, target in TARGETS.items()}
+    parts = gam_delta_many(rows, "gaze_rt", TARGETS, TE, spillover=0, by=None, folds=10,
+                           fold_by="contiguous", seed=None, method=method)
+    return {name: DeltaLL(per_word=p, dropped=d, settings=s, smooth_edf=e)
+            for name, (p, d, s, e) in parts.items()}
 
 
-def compare(ref: pathlib.Path, langs: list[str], models: list[str]) -> pd.DataFrame:
+def compare(ref: pathlib.Path, langs: list[str], models: list[str], method: str = "GCV.Cp"
+            ) -> pd.DataFrame:
     """Per language, model and target: the largest difference to R in a row's target and
     baseline log-density and ΔLL, in the mean ΔLL, and in a fold's smooth edf."""
     ll = pd.read_csv(ref / "ll.csv")
@@ -84,7 +96,7 @@ def compare(ref: pathlib.Path, langs: list[str], models: list[str]) -> pd.DataFr
         for model in models:
             r_rows = ll[(ll["lang"] == lang) & (ll["model"] == model)]
             r_edf = edf[(edf["lang"] == lang) & (edf["model"] == model)]
-            for name, result in ours(lang, model).items():
+            for name, result in ours(lang, model, method).items():
                 pw = result.per_word
                 assert (pw.index.astype(str) == r_rows["row"].astype(str).to_numpy()).all()
                 want_delta = (r_rows[name] - r_rows["baseline"]).to_numpy()
@@ -108,17 +120,60 @@ def compare(ref: pathlib.Path, langs: list[str], models: list[str]) -> pd.DataFr
     return pd.DataFrame(out)
 
 
+def pair_signs(table: pd.DataFrame) -> pd.DataFrame:
+    """Per language and model: non-linear minus linear mean ΔLL, ours and R's, their
+    difference and whether the signs agree (``compare``'s table in)."""
+    wide = table.pivot_table(index=["lang", "model"], columns="target",
+                             values=["delta_ll", "delta_ll_r"])
+    out = pd.DataFrame({
+        "ours": wide[("delta_ll", "nonlinear")] - wide[("delta_ll", "linear")],
+        "r": wide[("delta_ll_r", "nonlinear")] - wide[("delta_ll_r", "linear")]})
+    out["diff"] = (out["ours"] - out["r"]).abs()
+    out["same_sign"] = np.sign(out["ours"]) == np.sign(out["r"])
+    return out.reset_index()
+
+
+def r_spread(first: pathlib.Path, second: pathlib.Path) -> pd.DataFrame:
+    """R against R: two xlang_link.R runs (e.g. plain and with permuted training rows), per
+    language, model and target, the largest row difference of the target, the baseline
+    and the ΔLL, the mean ΔLL's difference and the largest edf difference."""
+    a_ll, b_ll = pd.read_csv(first / "ll.csv"), pd.read_csv(second / "ll.csv")
+    a_edf, b_edf = pd.read_csv(first / "edf.csv"), pd.read_csv(second / "edf.csv")
+    keys = ["lang", "model", "formula", "fold", "term"]
+    edf = a_edf.merge(b_edf, on=keys, suffixes=("_a", "_b"))
+    out = []
+    for (lang, model), a in a_ll.groupby(["lang", "model"], sort=False):
+        b = b_ll[(b_ll["lang"] == lang) & (b_ll["model"] == model)]
+        assert (a["row"].to_numpy() == b["row"].to_numpy()).all()
+        for name in TARGETS:
+            da = (a[name] - a["baseline"]).to_numpy()
+            db = (b[name] - b["baseline"]).to_numpy()
+            e = edf[(edf["lang"] == lang) & (edf["model"] == model)
+                    & edf["formula"].isin(["baseline", name])]
+            out.append({"lang": lang, "model": model, "target": name,
+                        "delta_ll": da.mean(), "delta_ll_other": db.mean(),
+                        "mean_diff": abs(da.mean() - db.mean()),
+                        "row_target_diff": np.abs(a[name].to_numpy() - b[name].to_numpy()).max(),
+                        "row_baseline_diff": np.abs(a["baseline"].to_numpy()
+                                                    - b["baseline"].to_numpy()).max(),
+                        "row_delta_diff": np.abs(da - db).max(),
+                        "edf_diff": np.abs(e["edf_a"] - e["edf_b"]).max()})
+    return pd.DataFrame(out)
+
+
 if __name__ == "__main__":
-    langs = sys.argv[1].split(",") if len(sys.argv) > 1 else LANGS
-    models = sys.argv[2].split(",") if len(sys.argv) > 2 else MODELS
+    langs = sys.argv[1].split(",") if len(sys.argv) > 1 and sys.argv[1] else LANGS
+    models = sys.argv[2].split(",") if len(sys.argv) > 2 and sys.argv[2] else MODELS
+    method = sys.argv[3] if len(sys.argv) > 3 else "GCV.Cp"
     ref_dir = pathlib.Path(os.environ.get("GAM_REFERENCE_DIR", "")) if os.environ.get(
         "GAM_REFERENCE_DIR") else None
     with tempfile.TemporaryDirectory() as tmp:
         if ref_dir is None:
             ref_dir = pathlib.Path(tmp)
-            run_r(langs, models, ref_dir)
-        table = compare(ref_dir, langs, models)
+            run_r(langs, models, ref_dir, method)
+        table = compare(ref_dir, langs, models, method)
     pd.set_option("display.width", 200)
     print(table.to_string(index=False, float_format=lambda v: f"{v:.3g}"))
+    print(pair_signs(table).to_string(index=False, float_format=lambda v: f"{v:.3g}"))
     print("max:", table[["mean_diff", "row_target_diff", "row_baseline_diff", "row_delta_diff",
                          "edf_diff"]].max().to_dict())

@@ -1,6 +1,8 @@
 # Reference for ppl_widget's GAM ΔLL: Wilcox et al. (TACL 2023)'s link regressions
 # (analysis/analysis_link.Rmd) fitted with mgcv on MECO's xlang data, per held-out row.
-# Usage: Rscript xlang_link.R DATA_DIR OUT_DIR LANGS MODELS   (LANGS, MODELS comma-separated)
+# Usage: Rscript xlang_link.R DATA_DIR OUT_DIR LANGS MODELS [METHOD [PERMUTE]]
+#   (LANGS, MODELS comma-separated; METHOD gam()'s method, default GCV.Cp; PERMUTE a seed:
+#   each fold's training rows are shuffled with it first, to measure R's own spread)
 # Writes OUT_DIR/ll.csv (per row and fold: log-density of the baseline, linear and
 # non-linear model), OUT_DIR/edf.csv (per fold and smooth term) and OUT_DIR/time.txt
 # (seconds spent in the fits and predictions, measured inside R: elapsed, then CPU).
@@ -8,6 +10,8 @@ suppressMessages(library(mgcv))
 args <- commandArgs(TRUE)
 data_dir <- args[1]; out_dir <- args[2]
 langs <- strsplit(args[3], ",")[[1]]; models <- strsplit(args[4], ",")[[1]]
+method <- if (length(args) >= 5) args[5] else "GCV.Cp"
+permute <- if (length(args) >= 6) as.integer(args[6]) else NA
 formulas <- list(
   baseline = gaze_rt ~ te(freq, len, bs = 'cr') + te(prev_freq, prev_len, bs = 'cr'),
   linear = gaze_rt ~ surp + prev_surp + te(freq, len, bs = 'cr') + te(prev_freq, prev_len, bs = 'cr'),
@@ -26,8 +30,9 @@ for (lang in langs) {
       ll <- numeric(nrow(df))
       for (k in 1:10) {
         train <- df[fold != k, ]; test <- df[fold == k, ]
+        if (!is.na(permute)) { set.seed(permute + k); train <- train[sample(nrow(train)), ] }
         t0 <- proc.time()
-        m <- gam(formulas[[name]], data = train)
+        m <- gam(formulas[[name]], data = train, method = method)
         ll[fold == k] <- log(dnorm(test$gaze_rt, mean = predict(m, newdata = test),
                                    sd = sigma(m)))
         t1 <- proc.time()

@@ -18,6 +18,7 @@ import numpy as np
 import pandas as pd
 
 from .fold_layout import FoldBy, lay_folds
+from .gam.fit import check_method
 from .gam.formula import is_smooth_term
 from .gam.reading import edf_summary, gam_delta_parts
 from .held_out_ll import (
@@ -165,7 +166,8 @@ class DeltaLL:
 def delta_ll(frame: pd.DataFrame, rt: str, target: str | Sequence[str],
              baseline: str | Sequence[str], *, spillover: int = 2,
              by: str | Sequence[str] | None = None, folds: int = 10,
-             fold_by: FoldBy = "contiguous", seed: int | None = None) -> DeltaLL:
+             fold_by: FoldBy = "contiguous", seed: int | None = None,
+             method: str = "GCV.Cp") -> DeltaLL:
     """ΔLL of ``target`` columns added to the ``baseline`` columns in an OLS regression of
     the reading time ``rt``, each predictor with its values for the ``spillover`` previous
     rows of its ``by`` group. Rows missing the reading time, a used value or their
@@ -175,11 +177,13 @@ def delta_ll(frame: pd.DataFrame, rt: str, target: str | Sequence[str],
 
     Terms may be smooths spelled as in R's mgcv (``"s(surp, bs='cr', k=6)"``,
     ``"te(freq, len, bs='cr')"``) beside plain columns: both regressions are then fitted
-    as ``mgcv::gam()`` fits them (GCV smoothness; core/reading/gam/), each smooth lagged
-    like a column, and ``smooth_edf`` reports the smooths' effective degrees of freedom."""
+    as ``mgcv::gam(method = method)`` fits them (core/reading/gam/: ``"GCV.Cp"``, mgcv's
+    default, or ``"REML"``), each smooth lagged like a column, and ``smooth_edf`` reports
+    the smooths' effective degrees of freedom. ``method`` has no effect on an OLS fit."""
     if not isinstance(frame, pd.DataFrame):
         raise ReadingTimeError(f"frame must be a pandas DataFrame, not {type(frame).__name__}")
     target, baseline = as_names(target, "target"), as_names(baseline, "baseline")
+    check_method(method)
     by_names = None if by is None else as_names(by, "by")
     if isinstance(spillover, bool) or not isinstance(spillover, (int, np.integer)) \
             or spillover < 0:
@@ -187,7 +191,7 @@ def delta_ll(frame: pd.DataFrame, rt: str, target: str | Sequence[str],
     if any(is_smooth_term(t) and t not in frame.columns for t in target + baseline):
         per_word, dropped, settings, smooth_edf = gam_delta_parts(
             frame, rt, target, baseline, spillover=int(spillover), by=by_names, folds=folds,
-            fold_by=fold_by, seed=seed)
+            fold_by=fold_by, seed=seed, method=method)
         return DeltaLL(per_word=per_word, dropped=dropped, settings=settings,
                        smooth_edf=smooth_edf)
     both = [c for c in baseline if c in target]

@@ -24,6 +24,25 @@ def _fit_scale(alt: Any) -> Any:
     return alt.Scale(domain=list(FIT_COLOURS), range=list(FIT_COLOURS.values()))
 
 
+def _methods(frame: pd.DataFrame) -> list[str]:
+    """The smoothness selection methods in a frame's ``method`` column when it holds more
+    than one (then each panel or group is one language under one method)."""
+    if "method" not in frame.columns:
+        return []
+    methods = list(pd.unique(frame["method"].astype(str)))
+    return methods if len(methods) > 1 else []
+
+
+def _group_label(frame: pd.DataFrame, by: str | None, methods: list[str]) -> pd.Series:
+    """A panel's or group's name: the language (MECO codes named), then the method when
+    the frame compares methods (``English · REML``)."""
+    name = frame[by].map(language_name) if by else pd.Series("", index=frame.index)
+    if not methods:
+        return name
+    method = frame["method"].astype(str)
+    return method if not by else name + " · " + method
+
+
 def _check(frame: Any, needed: list[str], chart: str) -> pd.DataFrame:
     if not isinstance(frame, pd.DataFrame):
         raise TypeError(f"{chart}: needs a DataFrame, not {type(frame).__name__}")
@@ -37,7 +56,9 @@ def link_chart(effects: pd.DataFrame, *, by: str | None = None, unit: str = "bit
     non-linear model's smooth, each with its interval band (``link_effects``: effect -/+
     2 standard errors), one panel per value of ``by`` (default ``lang`` when the frame
     has it; MECO codes named). ``effects``: ``link_effects``' frame, or several
-    concatenated with a ``by`` column. ``unit``: the surprisal's unit, for the axis."""
+    concatenated with a ``by`` column. ``unit``: the surprisal's unit, for the axis. When
+    its ``method`` column holds several smoothness selection methods (``link_effects(...,
+    methods=("GCV.Cp", "REML"))``), each language gets a row with one panel per method."""
     alt = _alt()
     frame = _check(effects, ["fit", "x", "effect", "lower", "upper"], "link_chart")
     if by is None and "lang" in frame.columns:
@@ -47,10 +68,14 @@ def link_chart(effects: pd.DataFrame, *, by: str | None = None, unit: str = "bit
     unknown = sorted(set(frame["fit"]) - set(FIT_COLOURS))
     if unknown:
         raise ValueError(f"link_chart: fit must be one of {list(FIT_COLOURS)}, not {unknown}")
+    methods = _methods(frame)
     data = frame[["fit", "x", "effect", "lower", "upper"] + ([by] if by else [])].copy()
-    if by:
-        data["panel"] = data[by].map(language_name)
-    panels = list(pd.unique(data["panel"])) if by else []
+    if by or methods:
+        data["panel"] = _group_label(frame, by, methods)
+        if methods:
+            columns = len(methods)
+    faceted = bool(by or methods)
+    panels = list(pd.unique(data["panel"])) if faceted else []
     colour = alt.Color("fit:N", title="model", scale=_fit_scale(alt),
                        legend=alt.Legend(orient="top"))
     x = alt.X("x:Q", title=f"surprisal of the word ({unit})")
@@ -59,8 +84,8 @@ def link_chart(effects: pd.DataFrame, *, by: str | None = None, unit: str = "bit
            alt.Tooltip("effect:Q", format=".1f", title="effect (ms)"),
            alt.Tooltip("lower:Q", format=".1f", title="interval, low"),
            alt.Tooltip("upper:Q", format=".1f", title="interval, high")]
-    if by:
-        tip.insert(0, alt.Tooltip("panel:N", title=by))
+    if faceted:
+        tip.insert(0, alt.Tooltip("panel:N", title=by or "method"))
     # the legend is the lines' (colour and dash merged), not the faint bands'
     bands = [alt.Chart().transform_filter(alt.datum.fit == fit).mark_area(
         opacity=0.25, color=hue).encode(
@@ -72,7 +97,7 @@ def link_chart(effects: pd.DataFrame, *, by: str | None = None, unit: str = "bit
                                   scale=alt.Scale(domain=list(FIT_COLOURS),
                                                   range=[[1, 0], [6, 3]])))
     chart = alt.layer(*bands, line, data=data).properties(width=width, height=height)
-    if by:
+    if faceted:
         chart = chart.facet(facet=alt.Facet("panel:N", title=None, sort=panels),
                             columns=columns)
     anchored = effects.attrs.get("anchored", True)
@@ -81,7 +106,9 @@ def link_chart(effects: pd.DataFrame, *, by: str | None = None, unit: str = "bit
         ["solid: the linear model's surprisal term; dashed: the non-linear model's smooth "
          "(cubic regression spline); bands: -/+ 2 standard errors",
          "each model fitted on every usable word over the baseline of frequency and length"
-         + ("; both curves start at 0 ms" if anchored else "")]))
+         + ("; both curves start at 0 ms" if anchored else "")]
+        + ([f"smoothness chosen by {' and by '.join(methods)} (mgcv's method), one panel "
+            "each"] if methods else [])))
 
 
 def link_dll_chart(rows: pd.DataFrame, *, by: str = "lang", width: int | None = None,
@@ -89,16 +116,23 @@ def link_dll_chart(rows: pd.DataFrame, *, by: str = "lang", width: int | None = 
     """Per value of ``by`` (a language), the linear and the non-linear model's ΔLL (nats
     per word) with their 95% intervals (1.96 SE), side by side; the tooltip gives the
     difference and its p-value. ``rows``: ``LinkShape.row()`` dicts (or a frame of
-    them) with a ``by`` column."""
+    them) with a ``by`` column; with rows of several methods (``LinkMethods.rows()``), one
+    group per language and method, a flagged conclusion named in the tooltip."""
     alt = _alt()
     frame = rows if isinstance(rows, pd.DataFrame) else pd.DataFrame(list(rows))
     needed = [by, "dll_linear", "se_linear", "dll_nonlinear", "se_nonlinear", "difference",
               "p_value", "test"]
     _check(frame, needed, "link_dll_chart")
+    methods = _methods(frame)
+    group = _group_label(frame, by, methods)
+    conclusion = frame["conclusion"].astype(str) if "conclusion" in frame.columns else ""
+    if methods and "conclusion_differs" in frame.columns:
+        conclusion = conclusion + frame["conclusion_differs"].map(
+            lambda d: " (DIFFERS between methods)" if d else "")
     long = []
     for fit, mean, se in (("linear", "dll_linear", "se_linear"),
                           ("non-linear", "dll_nonlinear", "se_nonlinear")):
-        part = pd.DataFrame({"group": frame[by].map(language_name), "fit": fit,
+        part = pd.DataFrame({"group": group, "fit": fit, "conclusion": conclusion,
                              "dll": pd.to_numeric(frame[mean]),
                              "difference": pd.to_numeric(frame["difference"]),
                              "p_value": pd.to_numeric(frame["p_value"]),
@@ -119,7 +153,7 @@ def link_dll_chart(rows: pd.DataFrame, *, by: str = "lang", width: int | None = 
            alt.Tooltip("high:Q", format=".5f", title="95% interval, high"),
            alt.Tooltip("difference:Q", format=".5f", title="non-linear - linear"),
            alt.Tooltip("p_value:Q", format=".4f", title="p-value"),
-           alt.Tooltip("test:N", title="test")]
+           alt.Tooltip("test:N", title="test"), alt.Tooltip("conclusion:N", title="conclusion")]
     base = alt.Chart().encode(x=x, xOffset=alt.XOffset("fit:N", sort=list(FIT_COLOURS)),
                               color=colour)
     zero = alt.Chart().mark_rule(color=GREY, strokeDash=[4, 4]).encode(

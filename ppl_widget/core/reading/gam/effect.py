@@ -58,12 +58,13 @@ def term_effect(fit: GamFit, term: str, x: np.ndarray, *, se_mult: float = 2.0
 
 def gam_term_effect(frame: pd.DataFrame, rt: str, terms: Sequence[str], term: str, *,
                     x: Sequence[float] | np.ndarray | None = None, n: int = 100,
-                    se_mult: float = 2.0) -> pd.DataFrame:
+                    se_mult: float = 2.0, method: str = "GCV.Cp") -> pd.DataFrame:
     """Fit ``gam(rt ~ terms)`` on every row of ``frame`` holding the reading time and all
     used columns (R's ``na.omit``), then the effect of ``term`` with its interval at ``x``
     (default: ``n`` evenly spaced values over the column's range on those rows, as
-    plot.gam's grid). Columns ``x``, ``effect``, ``se``, ``lower``, ``upper``; the fit's
-    ``edf``, ``sigma`` and ``n`` ride on ``.attrs``."""
+    plot.gam's grid); ``method``: mgcv's smoothness selection (``"GCV.Cp"``, ``"REML"``).
+    Columns ``x``, ``effect``, ``se``, ``lower``, ``upper``; the fit's ``edf``, ``sigma``,
+    ``n`` and ``method`` ride on ``.attrs``."""
     parsed = as_terms(list(terms), frame.columns)
     chosen = _find(parsed, term)
     check_columns(frame, [rt], "rt")
@@ -74,7 +75,7 @@ def gam_term_effect(frame: pd.DataFrame, rt: str, terms: Sequence[str], term: st
     keep = ~np.isnan(y)
     for v in values.values():
         keep &= ~np.isnan(v)
-    fit = fit_gam(y[keep], {c: v[keep] for c, v in values.items()}, parsed)
+    fit = fit_gam(y[keep], {c: v[keep] for c, v in values.items()}, parsed, method)
     if x is None:
         if isinstance(chosen, Smooth) and len(chosen.variables) != 1:
             raise ReadingTimeError(f"term {term!r} is a smooth of {len(chosen.variables)} "
@@ -84,5 +85,6 @@ def gam_term_effect(frame: pd.DataFrame, rt: str, terms: Sequence[str], term: st
         x = np.linspace(seen.min(), seen.max(), n)
     out = term_effect(fit, chosen.label if isinstance(chosen, Linear) else chosen.text,
                       np.asarray(x, dtype=np.float64), se_mult=se_mult)
-    out.attrs.update({"term": chosen.label, "edf": fit.edf, "sigma": fit.sigma, "n": fit.n})
+    out.attrs.update({"term": chosen.label, "edf": fit.edf, "sigma": fit.sigma, "n": fit.n,
+                      "method": method})
     return out

@@ -15,10 +15,15 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..spillover import ReadingTimeError
 from .design import Design, build_design
 from .formula import Term, parse_terms
 from .gcv import GcvFit
 from .magic import fit_gcv
+from .newton import fit_reml
+
+#: smoothness selection methods, as mgcv's ``gam(method = ...)`` names them
+METHODS = ("GCV.Cp", "REML")
 
 
 @dataclass(frozen=True)
@@ -79,11 +84,23 @@ class GamFit:
         return self.design.matrix(columns) @ self.coef
 
 
-def fit_gam(y: np.ndarray, columns: dict[str, np.ndarray], terms: list[str] | list[Term]
-            ) -> GamFit:
-    """``gam(y ~ terms)`` on rows where every column is present (no missing values)."""
+def check_method(method: str) -> str:
+    """The smoothness selection method, checked (rule: one of mgcv's methods supported
+    here, spelled as mgcv spells them)."""
+    if method not in METHODS:
+        raise ReadingTimeError(f"method must be one of {list(METHODS)} (mgcv's names), not "
+                               f"{method!r}")
+    return method
+
+
+def fit_gam(y: np.ndarray, columns: dict[str, np.ndarray], terms: list[str] | list[Term],
+            method: str = "GCV.Cp") -> GamFit:
+    """``gam(y ~ terms, method = method)`` on rows where every column is present (no
+    missing values); ``method`` ``"GCV.Cp"`` (mgcv's default) or ``"REML"``."""
+    check_method(method)
     parsed = parse_terms(terms) if terms and isinstance(terms[0], str) else list(terms)
     design = build_design(parsed, columns)
-    gcv = fit_gcv(design.X, np.asarray(y, dtype=np.float64),
-                  [(p.matrix, p.start) for p in design.penalties])
+    penalties = [(p.matrix, p.start) for p in design.penalties]
+    fit = fit_reml if method == "REML" and penalties else fit_gcv
+    gcv = fit(design.X, np.asarray(y, dtype=np.float64), penalties)
     return GamFit(design=design, gcv=gcv, n=len(y))

@@ -16,7 +16,8 @@ _HALF_LOG_2PI = 0.5 * np.log(2 * np.pi)
 
 
 def gam_held_out_log_density(y: np.ndarray, columns: dict[str, np.ndarray], terms: list[Term],
-                             folds: np.ndarray) -> tuple[HeldOut, pd.DataFrame]:
+                             folds: np.ndarray, method: str = "GCV.Cp"
+                             ) -> tuple[HeldOut, pd.DataFrame]:
     """Per row, the held-out log-density under the GAM fitted without its fold; and per
     fold and smooth term, the fit's effective degrees of freedom and smoothing parameters
     (columns ``fold``, ``term``, ``edf``)."""
@@ -28,7 +29,7 @@ def gam_held_out_log_density(y: np.ndarray, columns: dict[str, np.ndarray], term
         test = folds == key
         train = ~test
         try:
-            fit = fit_gam(y[train], {c: columns[c][train] for c in used}, terms)
+            fit = fit_gam(y[train], {c: columns[c][train] for c in used}, terms, method)
         except ReadingTimeError as error:
             raise ReadingTimeError(f"fold {key} (fitted on the other folds): {error}") from None
         if fit.n <= len(fit.coef):
