@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 
 from ...core.explain.target import (
+    ExplainError,
     ExplainPlan,
     plan_groups,
     plan_units,
@@ -70,6 +71,13 @@ def setup(text: str, lm: Any, *, token: Any, word: Any, unit: Any,
     context = check_context(score_settings.get("context"))
     check_text(text, add_eos)
     lm = as_loaded(lm)
+    if context is not None and getattr(lm, "prepare_text", None) is not None:
+        # an encoder-decoder reads its context as the encoder's source: deleting a unit
+        # there is another model input than the decoder's windows, not supported yet
+        raise ExplainError(f"explain() of an encoder-decoder ({lm.name}) explains the "
+                           "target from the decoder's side only: its context= is the "
+                           "encoder's source, whose units cannot be deleted yet; explain the "
+                           "target scored without a source")
     max_length, stride, prefix = resolve_protocol(lm, protocol, max_length, stride, prefix,
                                                   prefix_every_window=every, add_eos=add_eos,
                                                   context=context)
