@@ -39,7 +39,8 @@ export class PairsView {
     this.sortPick = h("select", { class: "pplw-input pplp-sort", attrs: { "aria-label": "sort pairs by" } });
     for (const [value, label] of Object.entries(SORTS)) this.sortPick.append(h("option", { text: label, attrs: { value } }));
     this.criterionPick = h("select", { class: "pplw-input pplp-criterion", attrs: { "aria-label": "criterion" } });
-    for (const [value, label] of Object.entries(CRITERION_NAMES)) this.criterionPick.append(h("option", { text: label, attrs: { value } }));
+    const labels = objectiveLabels(this.model.get("objective"));
+    for (const value of Object.keys(CRITERIA)) this.criterionPick.append(h("option", { text: criterionName(value, labels), attrs: { value } }));
     this.unitPick = unitSelect("pplp-unit");
     const bar = h(
       "div",
