@@ -133,10 +133,12 @@ def test_score_corpus_through_the_server_and_its_resume(fake, tiny_gpt2, tmp_pat
     for d in docs:
         np.testing.assert_allclose(res[d].surprisal, local[d].surprisal, atol=1e-4)
     # the resumed run scored only the documents the first left; the failed run's requests
-    # still in flight when it stopped (at most max_in_flight - 1 = 2) may land after
-    # `before` was read, far fewer than one stored document's windows rescored would add
+    # still in flight when it stopped (at most max_in_flight = 3: the fake checks its limit
+    # when a request arrives and counts it when answered, so three can pass the check
+    # together; one CI run saw three land) may land after `before` was read, fewer than
+    # one stored document's windows rescored would add
     left = sum(w for d, w in zip(docs, windows, strict=True) if d not in stored)
-    assert left <= fake.completions - before <= left + 2 < left + min(windows)
+    assert left <= fake.completions - before <= left + 3 < left + min(windows)
     assert res.throughput["tokens"].sum() > 0
 
 
