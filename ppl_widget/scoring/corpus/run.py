@@ -33,7 +33,7 @@ from ...core.validation import as_count
 from ..kinds.devices import precision_settings
 from ..kinds.model_kind import ScoringModel, kind_run_settings
 from ..kinds.models import LoadedModel, load_model
-from ..runner.forward import BatchedForward, is_oom
+from ..runner.forward import BatchedForward, is_oom, with_host_columns
 from ..runner.prepare import Prepared, keep_scored, prepare_many
 from ..runner.run import pipeline_depth
 from ..runner.scorer import auto_batch_size, resolve_protocol, score
@@ -347,11 +347,9 @@ class CorpusRun:
             if len(arrays["surprisal"]) == n + 1:  # the b row rode on the last window
                 bow_end = float(arrays["bow_prob"][-1])
                 arrays = {key: v[:-1] for key, v in arrays.items()}
-            if not self.top_k:
-                arrays["topk_ids"] = np.zeros((n, 0), np.int64)
-                arrays["topk_probs"] = np.zeros((n, 0), np.float64)
-            arrays["context_length"] = np.arange(w.target_start - w.input_start,
-                                                 w.target_end - w.input_start)
+            with_host_columns(arrays, n, self.top_k,
+                              np.arange(w.target_start - w.input_start,
+                                        w.target_end - w.input_start))
             b = a + n
             arrays.update(token_ids=prep.target_ids[a:b], offsets=prep.target_offsets[a:b],
                           units=prep.target_units[a:b], is_eos=prep.target_is_eos[a:b])

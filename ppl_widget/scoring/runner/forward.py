@@ -171,12 +171,8 @@ class BatchedForward:
                                              w.target_end - w.input_start) for w in batch])
 
         def finish() -> dict[str, np.ndarray]:
-            arrays = {k: v.numpy() for k, v in copied().items()}
-            if not top_k:
-                arrays["topk_ids"] = np.zeros((n, 0), np.int64)
-                arrays["topk_probs"] = np.zeros((n, 0), np.float64)
-            arrays["context_length"] = contexts
-            return arrays
+            return with_host_columns({k: v.numpy() for k, v in copied().items()}, n, top_k,
+                                     contexts)
 
         return PendingStats(finish, copied.ready)
 
@@ -325,6 +321,17 @@ def shifted_softmax(logits: Any) -> tuple[Any, Any]:
     logits -= logits.amax(dim=-1, keepdim=True)
     probs = torch.softmax(logits, dim=-1)
     return probs, -probs.amax(dim=-1).log()
+
+
+def with_host_columns(arrays: dict[str, np.ndarray], n: int, top_k: int,
+                      contexts: np.ndarray) -> dict[str, np.ndarray]:
+    """A batch's ``n`` targets' host arrays with the columns no device computes: empty
+    top-k columns when ``top_k`` is 0, and each target's context length."""
+    if not top_k:
+        arrays["topk_ids"] = np.zeros((n, 0), np.int64)
+        arrays["topk_probs"] = np.zeros((n, 0), np.float64)
+    arrays["context_length"] = contexts
+    return arrays
 
 
 def _copy_to_host(tensors: dict[str, Any], cuda: bool) -> PendingStats:

@@ -59,7 +59,7 @@ class MaskedForward:
         return logits[torch_arange(logits.shape[0], logits.device), where].float()
 
     def submit(self, sequence: Any, batch: list[TwoSidedWindow]) -> PendingStats:
-        from ...runner.forward import _copy_to_host
+        from ...runner.forward import _copy_to_host, with_host_columns
 
         inputs, where, targets = self.batch_inputs(sequence, batch)
         stats = masked_stats(self.target_logits(inputs, where), targets, self.top_k)
@@ -68,12 +68,8 @@ class MaskedForward:
         contexts = np.asarray([c for w in batch for c in w.context_lengths()], np.int64)
 
         def finish() -> dict[str, np.ndarray]:
-            arrays = {k: v.numpy() for k, v in copied().items()}
-            if not top_k:
-                arrays["topk_ids"] = np.zeros((n, 0), np.int64)
-                arrays["topk_probs"] = np.zeros((n, 0), np.float64)
-            arrays["context_length"] = contexts
-            return arrays
+            return with_host_columns({k: v.numpy() for k, v in copied().items()}, n, top_k,
+                                     contexts)
 
         return PendingStats(finish, copied.ready)
 

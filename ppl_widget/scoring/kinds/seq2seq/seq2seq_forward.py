@@ -80,15 +80,13 @@ class Seq2SeqForward(HostForward):
             for group in _groups(batch, self.max_logits // max(1, self.lm.vocab_size)):
                 for key, value in self._stats(sequence, group).items():
                     parts.setdefault(key, []).append(value.cpu())
-        arrays = {k: torch.cat(v).numpy() for k, v in parts.items()}
-        n = sum(w.n_targets for w in batch)
-        if not self.top_k:
-            arrays["topk_ids"] = np.zeros((n, 0), np.int64)
-            arrays["topk_probs"] = np.zeros((n, 0), np.float64)
-        arrays["context_length"] = np.concatenate(
+        from ...runner.forward import with_host_columns
+
+        contexts = np.concatenate(
             [np.arange(w.target_start - w.input_start, w.target_end - w.input_start)
              for w in batch])
-        return arrays
+        return with_host_columns({k: torch.cat(v).numpy() for k, v in parts.items()},
+                                 sum(w.n_targets for w in batch), self.top_k, contexts)
 
     def _stats(self, sequence: Any, batch: list[Window]) -> dict[str, Any]:
         """The statistics of a group of windows' targets, on the device."""
