@@ -157,3 +157,27 @@ def test_cache_lists_and_clears_the_downloaded_data_too(root, capsys):
     assert main(["cache", "--clear"]) == 0
     assert capsys.readouterr().out.splitlines()[0] == f"removed data  xlang/en.csv  2.0 MB  {data}"
     assert not (root / fetch.CACHE_DIR).exists() and fetch.cached_data() == []
+
+
+def test_the_onnx_key_is_the_model_not_where_it_was_read_from(tiny_llama):
+    """A GGUF's first load names the file's folder, every later load the converted copy:
+    one model, one export (two keys made a second 2-minute export after a conversion)."""
+    import torch
+
+    from ppl_widget.scoring.kinds.onnx.onnx_export import weights_digest
+
+    lm = type("LM", (), {"model": tiny_llama.model})()
+    config = tiny_llama.model.config
+    before, path = weights_digest(lm), config._name_or_path
+    try:
+        config._name_or_path = "/somewhere/else/converted"
+        assert weights_digest(lm) == before
+        weight = next(iter(tiny_llama.model.parameters()))
+        kept = weight.detach().clone()
+        with torch.no_grad():  # ...but any weight is the model
+            weight.view(-1)[0] += 1e-3
+        assert weights_digest(lm) != before
+    finally:
+        config._name_or_path = path
+        with torch.no_grad():  # the session's model exactly as it was
+            weight.copy_(kept)

@@ -184,11 +184,15 @@ def quantize(fp32: Path, out: Path, variant: str) -> None:
 
 
 def weights_digest(lm: Any) -> str:
-    """sha256 of the model's class, config and every weight: the cache key of its export."""
+    """sha256 of the model's class, config and every weight: the cache key of its export.
+    Where the model was read from is left out: a GGUF's first load (the file's folder) and
+    every later one (the converted copy's) are the same model, and one export."""
     import torch
 
     digest = hashlib.sha256(type(lm.model).__name__.encode())
-    digest.update(lm.model.config.to_json_string(use_diff=False).encode())
+    config = lm.model.config.to_dict()
+    config.pop("_name_or_path", None)
+    digest.update(json.dumps(config, sort_keys=True, default=str).encode())
     for name, tensor in lm.model.state_dict().items():
         digest.update(name.encode())
         digest.update(tensor.detach().to("cpu", torch.float32).contiguous().numpy().tobytes())
