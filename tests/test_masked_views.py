@@ -238,3 +238,12 @@ def test_gradient_and_context_curve_name_their_rule(bert):
         explain(TEXT, bert, word=3, method="gradient")
     with pytest.raises(ExplainError, match=r"context_curve\(\) is for causal models"):
         context_curve(TEXT, bert, word=3)
+
+
+def test_divergence_names_why_a_masked_or_seq2seq_model_has_no_next_token_distribution(
+        bert, tiny_gpt2):
+    from ppl_widget import divergence
+
+    with pytest.raises(TypeError, match=r"causal models' next-token.*a masked model predicts "
+                                        r"each token from both sides"):
+        divergence(TEXT, tiny_gpt2, bert)

@@ -287,6 +287,10 @@ def test_bad_input_is_a_clear_error(seq2seq):
         score(TARGET, lm, context=[{"role": "user", "content": SOURCE}])
     with pytest.raises(ValueError, match="prefix must be 'bos'"):
         score(TARGET, lm, context=SOURCE, prefix=None)
+    from ppl_widget import divergence
+
+    with pytest.raises(TypeError, match=r"an encoder-decoder model's decoder reads a source"):
+        divergence(TARGET, lm, lm)
     long_source = " ".join(TEXT[:10])
     if kind == "t5":  # relative positions: the tokenizer's model_max_length is the limit
         lm = copy.copy(lm)

@@ -243,13 +243,21 @@ def _loaded(model: Any, device: Any, dtype: Any) -> LoadedModel:
                                                                  dtype=dtype)
     if isinstance(model, LoadedModel):
         return model
-    # an NGramModel, a vLLM server or another kind: no whole distribution over one vocabulary
+    # an NGramModel, a vLLM server, a masked or an encoder-decoder model: no next-token
+    # distribution over one vocabulary given the left context
+    objective = getattr(model, "objective", None)
+    why = {"pll": "a masked model predicts each token from both sides (pseudo-likelihood), "
+                  "not the next token from the left",
+           "seq2seq": "an encoder-decoder model's decoder reads a source the other model "
+                      "does not"}.get(objective, "an n-gram model has its own vocabulary; a "
+                                                 "vLLM server returns at most its "
+                                                 "--max-logprobs top tokens")
     raise TypeError(
-        f"divergence() compares two models' whole distributions over one vocabulary (a model "
-        f"and its quantized copy, a fine-tune); {model.name} ({type(model).__name__}) gives "
-        "none (an n-gram model has its own vocabulary; a vLLM server returns at most its "
-        "--max-logprobs top tokens). Load the transformer itself, load_model(path), or "
-        "compare perplexity per word, character or byte with compare(text, [base, other])")
+        f"divergence() compares two causal models' next-token distributions over one "
+        f"vocabulary (a model and its quantized copy, a fine-tune); {model.name} "
+        f"({type(model).__name__}) gives none ({why}). Load a causal transformer, "
+        "load_model(path), or compare perplexity per word, character or byte with "
+        "compare(text, [base, other])")
 
 
 def _labels(base: LoadedModel, other: LoadedModel, labels: Any) -> tuple[str, str]:

@@ -10,7 +10,7 @@ from typing import Any
 from ..devices import default_window
 from ..model_errors import ModelLoadError
 from .seq2seq_forward import Seq2SeqForward
-from .seq2seq_layout import Seq2SeqPrepared, prepare_seq2seq
+from .seq2seq_layout import OBJECTIVE, Seq2SeqPrepared, prepare_seq2seq
 
 #: Config attributes that bound a model's learned positions.
 _POSITION_ATTRS = ("max_position_embeddings", "n_positions")
@@ -56,6 +56,8 @@ class Seq2SeqModel:
     dtype: Any  # torch.dtype
     #: the decoder reads its start token first in every window (the scorer's checks)
     reads_prefix_token = True
+    #: what ``score()`` computes: the target given the source (``settings["objective"]``)
+    objective = OBJECTIVE
 
     @property
     def decoder_start_token_id(self) -> int:
