@@ -7,6 +7,10 @@ As a script (the whole grid; prints a table for docs/reading_times.md):
 
 (``GAM_REFERENCE_DIR``: an earlier xlang_link.R output to compare with instead of running
 R. R's own spread: ``r_spread`` of a plain run and one with permuted training rows.)
+
+Per fold, which fits land where (criterion score, rank, iterations, log smoothing
+parameters, ours and R's, for one language and model):
+    PYTHONPATH=. python tests/mgcv_reference/compare.py folds LANG MODEL [METHOD]
 """
 
 from __future__ import annotations
@@ -85,6 +89,50 @@ def ours(lang: str, model: str, method: str = "GCV.Cp") -> dict:
             for name, (p, d, s, e) in parts.items()}
 
 
+def our_fits(lang: str, model: str, method: str = "GCV.Cp") -> pd.DataFrame:
+    """Per formula (baseline, linear, nonlinear) and fold, our fit's criterion score, rank,
+    iterations and log smoothing parameters (in mgcv's order), on the rows and folds
+    ``ours`` uses."""
+    from ppl_widget.core.reading.fold_layout import lay_folds
+    from ppl_widget.core.reading.gam.fit import fit_gam
+    from ppl_widget.core.reading.spillover import build_design
+
+    rows = paper_rows(lang, model)
+    formulas = {"baseline": TE, **{name: terms + TE for name, terms in TARGETS.items()}}
+    used = ["freq", "len", "prev_freq", "prev_len", "surp", "prev_surp"]
+    design = build_design(rows, "gaze_rt", used, spillover=0, by=None)
+    fold = lay_folds(len(design.y), 10, "contiguous")
+    out = []
+    for name, terms in formulas.items():
+        for k in range(1, 11):
+            train = fold != k
+            fit = fit_gam(design.y[train], {c: v[train] for c, v in design.columns.items()},
+                          terms, method)
+            out.append({"formula": name, "fold": k, "score": fit.gcv.score,
+                        "rank": fit.gcv.rank, "iterations": fit.gcv.iterations,
+                        "log_sp": fit.gcv.log_sp})
+    return pd.DataFrame(out)
+
+
+def fold_table(ref: pathlib.Path, lang: str, model: str, method: str = "GCV.Cp"
+               ) -> pd.DataFrame:
+    """Our fits next to R's (xlang_link.R's fits.csv in ``ref``), per formula and fold: the
+    score, rank and iterations of each, the largest log smoothing parameter difference
+    (``d_log_sp``) and both sets of log smoothing parameters."""
+    r = pd.read_csv(ref / "fits.csv")
+    r = r[(r["lang"] == lang) & (r["model"] == model)].reset_index(drop=True)
+    mine = our_fits(lang, model, method)
+    assert (mine[["formula", "fold"]].to_numpy() == r[["formula", "fold"]].to_numpy()).all()
+    r_sp = [np.array(v.split(), dtype=float) for v in r["log_sp"]]
+    return pd.DataFrame({
+        "formula": r["formula"], "fold": r["fold"], "score_r": r["score"],
+        "score": mine["score"], "rank_r": r["rank"], "rank": mine["rank"],
+        "iter_r": r["iterations"], "iter": mine["iterations"],
+        "d_log_sp": [np.abs(a - b).max() for a, b in zip(r_sp, mine["log_sp"], strict=True)],
+        "log_sp_r": [" ".join(f"{v:.2f}" for v in a) for a in r_sp],
+        "log_sp": [" ".join(f"{v:.2f}" for v in b) for b in mine["log_sp"]]})
+
+
 def compare(ref: pathlib.Path, langs: list[str], models: list[str], method: str = "GCV.Cp"
             ) -> pd.DataFrame:
     """Per language, model and target: the largest difference to R in a row's target and
@@ -161,7 +209,25 @@ def r_spread(first: pathlib.Path, second: pathlib.Path) -> pd.DataFrame:
     return pd.DataFrame(out)
 
 
-if __name__ == "__main__":
+def _folds_main(args: list[str]) -> None:
+    lang, model = args[0], args[1]
+    method = args[2] if len(args) > 2 else "GCV.Cp"
+    with tempfile.TemporaryDirectory() as tmp:
+        ref = pathlib.Path(os.environ.get("GAM_REFERENCE_DIR") or tmp)
+        if not os.environ.get("GAM_REFERENCE_DIR"):
+            run_r([lang], [model], ref, method)
+        table = fold_table(ref, lang, model, method)
+    pd.set_option("display.width", 250)
+    pd.set_option("display.max_colwidth", 80)
+    print(table.to_string(index=False, float_format=lambda v: f"{v:.10g}"))
+    apart = table[table["d_log_sp"] > 1e-4]
+    print(f"{len(apart)} of {len(table)} fits end more than 1e-4 apart in a log smoothing "
+          "parameter")
+
+
+if __name__ == "__main__" and sys.argv[1:2] == ["folds"]:
+    _folds_main(sys.argv[2:])
+elif __name__ == "__main__":
     langs = sys.argv[1].split(",") if len(sys.argv) > 1 and sys.argv[1] else LANGS
     models = sys.argv[2].split(",") if len(sys.argv) > 2 and sys.argv[2] else MODELS
     method = sys.argv[3] if len(sys.argv) > 3 else "GCV.Cp"

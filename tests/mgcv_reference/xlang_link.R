@@ -4,8 +4,10 @@
 #   (LANGS, MODELS comma-separated; METHOD gam()'s method, default GCV.Cp; PERMUTE a seed:
 #   each fold's training rows are shuffled with it first, to measure R's own spread)
 # Writes OUT_DIR/ll.csv (per row and fold: log-density of the baseline, linear and
-# non-linear model), OUT_DIR/edf.csv (per fold and smooth term) and OUT_DIR/time.txt
-# (seconds spent in the fits and predictions, measured inside R: elapsed, then CPU).
+# non-linear model), OUT_DIR/edf.csv (per fold and smooth term), OUT_DIR/fits.csv (per
+# fit: the criterion's score, rank, iterations and log smoothing parameters, to see which
+# folds land where) and OUT_DIR/time.txt (seconds spent in the fits and predictions,
+# measured inside R: elapsed, then CPU).
 suppressMessages(library(mgcv))
 args <- commandArgs(TRUE)
 data_dir <- args[1]; out_dir <- args[2]
@@ -17,7 +19,7 @@ formulas <- list(
   linear = gaze_rt ~ surp + prev_surp + te(freq, len, bs = 'cr') + te(prev_freq, prev_len, bs = 'cr'),
   nonlinear = gaze_rt ~ s(surp, bs = 'cr', k = 6) + s(prev_surp, bs = 'cr', k = 6) +
     te(freq, len, bs = 'cr') + te(prev_freq, prev_len, bs = 'cr'))
-ll_rows <- list(); edf_rows <- list(); seconds <- 0; cpu <- 0
+ll_rows <- list(); edf_rows <- list(); fit_rows <- list(); seconds <- 0; cpu <- 0
 for (lang in langs) {
   all <- read.csv(file.path(data_dir, paste0(lang, ".csv")))
   for (model in models) {
@@ -43,6 +45,10 @@ for (lang in langs) {
           labels <- sapply(m$smooth, function(s) s$label)
           edf_rows[[length(edf_rows) + 1]] <- data.frame(
             lang = lang, model = model, formula = name, fold = k, term = labels, edf = e)
+          fit_rows[[length(fit_rows) + 1]] <- data.frame(
+            lang = lang, model = model, formula = name, fold = k, score = m$gcv.ubre,
+            rank = m$rank, iterations = if (method == "GCV.Cp") m$mgcv.conv$iter else m$outer.info$iter,
+            log_sp = paste(sprintf("%.17g", log(m$sp)), collapse = " "))
         }
       }
       out[[name]] <- ll
@@ -52,4 +58,5 @@ for (lang in langs) {
 }
 write.csv(do.call(rbind, ll_rows), file.path(out_dir, "ll.csv"), row.names = FALSE)
 write.csv(do.call(rbind, edf_rows), file.path(out_dir, "edf.csv"), row.names = FALSE)
+write.csv(do.call(rbind, fit_rows), file.path(out_dir, "fits.csv"), row.names = FALSE)
 writeLines(format(c(seconds, cpu), digits = 6), file.path(out_dir, "time.txt"))
