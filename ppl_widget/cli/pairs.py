@@ -6,7 +6,6 @@ import argparse
 from typing import TextIO
 
 from ..core.metrics import objective_labels
-from ..core.pairs import accuracy, read_pairs
 from ..core.windows import check_window_settings
 from .load_bar import load_with_bar
 from .options import add_pll_metric_option, add_score_options
@@ -32,6 +31,8 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from ..scoring.analyses.pairs import score_pairs
 
     check_window_settings(args.max_length, args.stride)  # before a model is loaded
+    from ..core.pairs import read_pairs  # pandas: not for every command's start
+
     pairs = read_pairs(args.file)
     if args.by is not None and args.by not in pairs.columns:
         raise ValueError(f"--by {args.by}: no such column (columns: {list(pairs.columns)})")
@@ -57,6 +58,8 @@ def _write(frame, path: str, out: TextIO) -> None:
 
 def format_accuracy(scored, by: str | None = None) -> str:
     """Accuracy by both criteria, overall and per group, as an aligned table."""
+    from ..core.pairs import accuracy
+
     rows = [("all", accuracy(scored), accuracy(scored, column="correct_mean"))]
     # a masked LM's pairs: the sentence with the higher pseudo-log-likelihood wins
     named = objective_labels(scored.attrs)

@@ -137,9 +137,9 @@ def read_context(args: argparse.Namespace) -> str | list | None:
 
 
 def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    check_counts(args)  # before torch is imported: a bad setting is told at once
     from ..scoring.runner.scorer import ScoringError, stream
 
-    check_counts(args)
     text = _read_text(args.file, args.encoding)
     check_text(text, args.add_eos, name="standard input" if args.file == "-" else args.file,
                eos_option="--add-eos", blank_ok=False)  # before the model loads
