@@ -14,7 +14,7 @@ import threading
 
 import numpy as np
 import pytest
-from float64 import TINY_NATS, assert_within
+from float64 import TINY_NATS, assert_within, float64_copy
 from masked_models import CORPUS, build_masked
 
 from ppl_widget.core.explain.target import ExplainError
@@ -188,17 +188,14 @@ def test_cli_score_and_pairs_with_pll_metric(bert, tmp_path, capsys):
 def _by_hand(bert, ids: list[int], t: int, stop: int) -> float:
     """Pseudo-surprisal of ``ids[t]`` with ``ids[t:stop]`` masked, the model in float64
     between [CLS] and [SEP]: the definition, computed apart from the kind's forward."""
-    import copy
-
     import torch
 
     tok = bert.tokenizer
     row = [tok.cls_token_id, *ids, tok.sep_token_id]
     for m in range(t, stop):
         row[1 + m] = tok.mask_token_id
-    ref = copy.deepcopy(bert.model).double().eval()
-    with torch.no_grad():
-        logits = ref(input_ids=torch.tensor([row])).logits[0, 1 + t]
+    with torch.no_grad():  # the one float64 copy per process (tests/float64.py)
+        logits = float64_copy(bert)(input_ids=torch.tensor([row])).logits[0, 1 + t]
     return float(-torch.log_softmax(logits, -1)[ids[t]])
 
 
