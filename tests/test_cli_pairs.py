@@ -29,7 +29,8 @@ def test_csv_in_csv_out_equals_score_pairs(tmp_path, capsys, tiny_gpt2_dir, tiny
     assert code == 0, err
     table = pd.read_csv(dst)
     expected = score_pairs(PAIRS, tiny_gpt2)
-    pd.testing.assert_series_equal(table["delta"], expected["delta"], rtol=1e-6)
+    # the command runs score_pairs on the same weights, the same packing: bit for bit
+    pd.testing.assert_series_equal(table["delta"], expected["delta"], check_exact=True)
     assert list(table["phenomenon"]) == list(PAIRS["phenomenon"])
     lines = out.splitlines()
     assert lines[0].split() == ["phenomenon", "pairs", "accuracy", "per", "token"]

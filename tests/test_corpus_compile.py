@@ -65,7 +65,7 @@ def test_compiled_body_gets_full_width_batches_and_the_same_results(tiny_lm, tmp
     assert min(r for r, _ in made[0].shapes) >= 2
     assert comp.throughput["compiled"].tolist() == [True]
     for k in DOCS:
-        assert_same(comp[k], eager[k])  # every per-token array, as test_corpus checks
+        assert_same(comp[k], eager[k], tiny_lm)  # every per-token array, as test_corpus checks
 
 
 def test_real_torch_compile_serves_score_and_corpus(tmp_path):

@@ -1,6 +1,7 @@
 """divergence(): KL(base ‖ other) and both models' statistics from one pass, checked
-against a float64 recomputation from the models' own full logits, against score() of
-each model, and llama.cpp's statistics against their definitions."""
+against a float64 recomputation from the models' own full logits, each model's statistics
+against its float64 copy (and score()'s tokens and windows), and llama.cpp's statistics
+against their definitions."""
 
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ from ppl_widget.core.divergence import (
 torch = pytest.importorskip("torch")
 
 from conftest import CORPUS  # noqa: E402
+from float64 import TINY_NATS, assert_scores_within  # noqa: E402
 
 TEXT = " ".join(CORPUS[:5]) * 2
 
@@ -78,8 +80,9 @@ def test_each_model_as_score_gives_it(tiny_llama, noisy_llama):
     res = divergence(TEXT, tiny_llama, noisy_llama, max_length=32, stride=8, top_k=3)
     for lm, got in ((tiny_llama, res.base), (noisy_llama, res.other)):
         ref = score(TEXT, lm, max_length=32, stride=8, top_k=3)
-        np.testing.assert_allclose(got.surprisal, ref.surprisal, rtol=1e-5, atol=1e-5)
-        np.testing.assert_allclose(got.entropy, ref.entropy, rtol=1e-5, atol=1e-5)
+        np.testing.assert_array_equal(got.token_ids, ref.token_ids)
+        # its own forward (two models' logits, KL): float64 of each model, not score()
+        assert_scores_within(got, lm, TINY_NATS)
         np.testing.assert_array_equal(got.topk_ids, ref.topk_ids)
         np.testing.assert_array_equal(got.context_length, ref.context_length)
         assert got.metrics()["n_words"] == ref.metrics()["n_words"]
@@ -101,7 +104,7 @@ def test_a_protocol_gives_score_s_tokens_of_that_protocol(tiny_llama, noisy_llam
         ref = score(TEXT, lm, max_length=32, top_k=2, protocol=protocol)
         np.testing.assert_array_equal(got.offsets, ref.offsets)
         np.testing.assert_array_equal(got.unscored_offsets, ref.unscored_offsets)
-        np.testing.assert_allclose(got.surprisal, ref.surprisal, rtol=1e-5, atol=1e-5)
+        assert_scores_within(got, lm, TINY_NATS)  # float64 of each model, not score()
     assert len(res.kl) == len(res.base) < len(res.base) + len(res.base.unscored_token_ids)
     with pytest.raises(ValueError, match="protocol must be one of"):
         divergence(TEXT, tiny_llama, noisy_llama, protocol="llama")

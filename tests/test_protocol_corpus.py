@@ -23,7 +23,7 @@ def test_every_document_equals_score(tiny_gpt2, tmp_path, protocol, opts):
                           progress=False, protocol=protocol, **opts)
     for doc_id, text in DOCS.items():
         ref = score(text, tiny_gpt2, top_k=2, protocol=protocol, **opts)
-        assert_same(corpus[doc_id], ref)
+        assert_same(corpus[doc_id], ref, tiny_gpt2)
         assert corpus[doc_id].settings["protocol"] == protocol
         # llama.cpp leaves half of each chunk and the tail unscored; the guide the first
         assert len(ref.unscored_token_ids) > 1 if protocol == "llama.cpp" else (
