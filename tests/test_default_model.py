@@ -69,37 +69,36 @@ def test_reloading_the_cache_prints_no_progress_bar(default_lm, capfd):
 # conversion of the model there serves that check and the quickstart's.
 
 
-def test_cli_scores_a_file(tmp_path, default_lm):
+def test_cli_scores_a_file(tmp_path, default_lm, monkeypatch, capsys):
+    # in this process, on the session's model: the command's own start and load run as
+    # written in tests/test_readme_examples.py and, from a fresh install, tests/test_wheel.py
     import json
-    import subprocess
-    import sys
 
+    from ppl_widget import score
+    from ppl_widget.cli import main
+    from ppl_widget.scoring.kinds import models
+
+    monkeypatch.setattr(models, "load_model", lambda *a, **k: default_lm)
     path = tmp_path / "t.txt"
     path.write_text(TEXT, encoding="utf-8")
     out = tmp_path / "r.json"
-    proc = subprocess.run([sys.executable, "-m", "ppl_widget", "score", str(path),
-                           "--max-length", "32", "--stride", "16", "--json", str(out)],
-                          capture_output=True, text=True, timeout=300)
-    assert proc.returncode == 0, proc.stderr
-    assert "perplexity / word" in proc.stdout and "tokens" in proc.stderr
+    assert main(["score", str(path), "--max-length", "32", "--stride", "16",
+                 "--json", str(out)]) == 0
+    printed = capsys.readouterr()
+    assert "perplexity / word" in printed.out and "tokens" in printed.err
     data = json.loads(out.read_text())
-    from ppl_widget import score
-
     expected = score(TEXT, default_lm, max_length=32, stride=16).metrics()
     assert data["metrics"]["total_nll"] == pytest.approx(expected["total_nll"], rel=1e-6)
     assert len(data["tokens"]["surprisal"]) == expected["n_tokens"]
 
 
-def test_cli_rejects_bad_stride(tmp_path):
-    import subprocess
-    import sys
+def test_cli_rejects_bad_stride(tmp_path, capsys):
+    from ppl_widget.cli import main
 
     path = tmp_path / "t.txt"
     path.write_text(TEXT, encoding="utf-8")
-    proc = subprocess.run([sys.executable, "-m", "ppl_widget", "score", str(path),
-                           "--max-length", "8", "--stride", "9"],
-                          capture_output=True, text=True, timeout=300)
-    assert proc.returncode == 2 and "stride must not exceed max_length" in proc.stderr
+    assert main(["score", str(path), "--max-length", "8", "--stride", "9"]) == 2
+    assert "stride must not exceed max_length" in capsys.readouterr().err
 
 
 def test_load_tokenizer_gives_the_tokenizer_the_default_model_scores_with(default_lm):
