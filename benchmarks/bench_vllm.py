@@ -76,7 +76,7 @@ def main(argv: list[str] | None = None, local=None) -> int:
     ap.add_argument("--smoke", action="store_true", help="a few short documents, one turn")
     args = ap.parse_args(argv)
     if args.smoke:
-        args.docs, args.doc_tokens, args.max_length, args.repeats = 3, 80, 48, 1
+        args.docs, args.doc_tokens, args.max_length, args.repeats = 2, 64, 32, 1
 
     from ppl_widget import load_model
     from ppl_widget.scoring.kinds.vllm.vllm_model import load_vllm
