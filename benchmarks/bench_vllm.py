@@ -63,7 +63,9 @@ def run(docs: dict[str, str], lm, folder: Path, name: str, max_length: int) -> t
     return float(row["tokens_per_s"]), {d: res[d].surprisal for d in docs}
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None, local=None) -> int:
+    """``local``: the default model already loaded in float32 on the CPU (a test's), else
+    loaded here."""
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--url", help="a running vLLM server serving the default model")
     ap.add_argument("--docs", type=int, default=32)
@@ -74,13 +76,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--smoke", action="store_true", help="a few short documents, one turn")
     args = ap.parse_args(argv)
     if args.smoke:
-        args.docs, args.doc_tokens, args.max_length, args.repeats = 4, 120, 64, 1
+        args.docs, args.doc_tokens, args.max_length, args.repeats = 2, 64, 32, 1
 
     from ppl_widget import load_model
     from ppl_widget.scoring.kinds.vllm.vllm_model import load_vllm
 
     warnings.filterwarnings("ignore", message="entropy and b\\(i\\) are NaN")
-    local = load_model(None, device="cpu", dtype="float32")
+    if local is None:
+        local = load_model(None, device="cpu", dtype="float32")
     docs = corpus(args.docs, args.doc_tokens, local.tokenizer)
     server = None
     if args.url is None:

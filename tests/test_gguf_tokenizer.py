@@ -143,8 +143,14 @@ def test_offsets_cover_the_text_in_order():
     assert digits == ["4", "2"]
 
 
-def _default_meta() -> dict:
+@functools.cache
+def _default_meta_read() -> dict:
     return read_metadata(default_gguf_path(), prefix="tokenizer.")
+
+
+def _default_meta() -> dict:
+    """The default model's tokenizer metadata, read once; a copy each test may change."""
+    return dict(_default_meta_read())
 
 
 def test_an_unknown_pre_tokenizer_warns_and_falls_back_to_gpt2():

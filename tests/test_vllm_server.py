@@ -6,6 +6,7 @@ tests of the same code: tests/test_vllm_kind.py."""
 
 from __future__ import annotations
 
+import importlib.util
 import inspect
 import json
 import os
@@ -26,7 +27,8 @@ pytestmark = [pytest.mark.vllm,
               pytest.mark.filterwarnings("ignore:entropy and b\\(i\\) are NaN")]
 
 #: the server's max model length: a text of more tokens is scored in windows that fit
-MAX_MODEL_LEN = 512
+#: (small, so that a text of a few hundred tokens is several of the server's windows)
+MAX_MODEL_LEN = 160
 TOLERANCE = 2e-4  # nats per token, float32 both sides
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -59,12 +61,21 @@ def served(server):
     return load_model(server.url)
 
 
-def prose(n_docs: int = 8) -> str:
-    """Standard-library docstrings, whitespace runs folded: several hundred tokens."""
+def prose(n_docs: int = 8, first: int = 0) -> str:
+    """Standard-library docstrings, whitespace runs folded: one is 250-450 tokens, the
+    first eight about 1,570."""
     docs = [inspect.getdoc(f) for f in (json.dumps, json.loads, subprocess.run,
                                         subprocess.Popen, inspect.getdoc, inspect.signature,
                                         time.sleep, sys.exit, pytest.raises, np.allclose)]
-    return "\n\n".join(" ".join(d.split()) for d in docs[:n_docs] if d)
+    return "\n\n".join(" ".join(d.split()) for d in docs[first:first + n_docs] if d)
+
+
+@pytest.fixture(scope="module")
+def long_local(default_lm):
+    """The local reference of the long text (427 tokens: five windows of the server's
+    whole length), computed once for the two tests that compare with it."""
+    text = prose(1)
+    return text, score(text, default_lm, max_length=MAX_MODEL_LEN - 2, top_k=5)
 
 
 def assert_close(served_res, local_res) -> float:
@@ -74,11 +85,10 @@ def assert_close(served_res, local_res) -> float:
     return diff
 
 
-def test_a_long_text_equals_score(served, default_lm, record_property):
-    text = prose()
-    local = score(text, default_lm, max_length=256, top_k=5)
-    res = score(text, served, max_length=256, top_k=5)
-    assert res.settings["n_windows"] >= 3 and len(res) > 600
+def test_a_long_text_equals_score(served, long_local, record_property):
+    text, local = long_local
+    res = score(text, served, max_length=MAX_MODEL_LEN - 2, top_k=5)
+    assert res.settings["n_windows"] >= 3 and len(res) > 400
     diff = assert_close(res, local)
     record_property("max_diff_nats", diff)
     print(f"\n{len(res)} tokens, {res.settings['n_windows']} windows: max |diff| {diff:.2e} "
@@ -96,10 +106,10 @@ def server_named(model: str, served) -> bool:
 
 def test_a_chat_context_equals_score(served, default_lm):
     chat = [{"role": "user", "content": "Say something about windows."}]
-    reply = prose(3)
-    local = score(reply, default_lm, context=chat, max_length=256)
-    res = score(reply, served, context=chat, max_length=256)
-    assert res.settings["context_tokens"] > 0
+    reply = prose(2, first=6)  # 100 tokens: several windows, each reading the context
+    local = score(reply, default_lm, context=chat, max_length=64)
+    res = score(reply, served, context=chat, max_length=64)
+    assert res.settings["context_tokens"] > 0 and res.settings["n_windows"] >= 3
     assert_close(res, local)
 
 
@@ -119,13 +129,13 @@ def test_minimal_pairs_and_word_lists_equal_the_local_numbers(served, default_lm
     assert (per_token <= TOLERANCE).all(), per_token
 
 
-def test_a_text_longer_than_the_servers_length_scores_in_windows_that_fit(served, default_lm):
-    text = prose(4)
+def test_a_text_longer_than_the_servers_length_scores_in_windows_that_fit(served, long_local):
+    text, local = long_local
     assert served.context_length == MAX_MODEL_LEN - 2
     res = score(text, served)  # the default window: the server's whole length
     assert res.settings["max_length"] == MAX_MODEL_LEN - 2
     assert len(res) == res.total_tokens > MAX_MODEL_LEN
-    assert_close(res, score(text, default_lm, max_length=MAX_MODEL_LEN - 2))
+    assert_close(res, local)
     with pytest.raises(ValueError, match=str(MAX_MODEL_LEN - 2)):
         score(text, served, max_length=MAX_MODEL_LEN)
 
@@ -137,14 +147,21 @@ def test_top_k_beyond_max_logprobs_and_a_wrong_name_are_clear_errors(served, ser
         load_model(server.url, served_model="no-such-model")
 
 
-def test_score_corpus_and_the_benchmark_smoke_through_the_server(server, tmp_path):
+def test_score_corpus_and_the_benchmark_smoke_through_the_server(server, default_lm, capsys):
+    """The benchmark's smoke run in this process with the model the module already has
+    (a subprocess loaded the default model again); the script's own start: --help."""
     pytest.importorskip("pyarrow")
-    out = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "bench_vllm.py"),
-                          "--smoke", "--url", server.url], capture_output=True, text=True,
-                         timeout=240, env={**os.environ, "PYTHONPATH": str(ROOT)})
-    assert out.returncode == 0, out.stderr[-2000:]
-    print(out.stdout)
-    assert "tokens/s" in out.stdout and "ratio" in out.stdout
+    script = ROOT / "benchmarks" / "bench_vllm.py"
+    out = subprocess.run([sys.executable, str(script), "--help"], capture_output=True,
+                         text=True, timeout=60, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert out.returncode == 0 and "--smoke" in out.stdout, out.stderr[-2000:]
+    spec = importlib.util.spec_from_file_location("bench_vllm", script)
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    assert bench.main(["--smoke", "--url", server.url], local=default_lm) == 0
+    printed = capsys.readouterr().out
+    print(printed)
+    assert "tokens/s" in printed and "ratio" in printed
 
 
 def test_the_server_stopped_mid_stream_is_a_clear_error_and_keeps_what_was_scored(server):
