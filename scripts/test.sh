@@ -47,8 +47,10 @@ source .venv/bin/activate
 STAMP=.venv/ppl-widget-test.stamp
 WANT="$(cksum pyproject.toml) $(cat .venv/torch-pin.txt) lm_eval==0.4.13"
 if [ "$(cat "$STAMP" 2>/dev/null)" != "$WANT" ]; then
-  uv pip install --quiet --constraint .venv/torch-pin.txt -e ".[test,all]"
-  uv pip install --quiet --no-deps lm_eval==0.4.13
+  # compiled once here, as scripts/setup.sh does (PYTHONDONTWRITEBYTECODE: no process
+  # would cache it, and every kernel, server and subprocess of the run imports it)
+  uv pip install --quiet --compile-bytecode --constraint .venv/torch-pin.txt -e ".[test,all]"
+  uv pip install --quiet --compile-bytecode --no-deps lm_eval==0.4.13
   echo "$WANT" > "$STAMP"
 fi
 
