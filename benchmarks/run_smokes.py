@@ -16,6 +16,7 @@ import argparse
 import contextlib
 import io
 import json
+import os
 import pathlib
 import runpy
 import sys
@@ -31,6 +32,7 @@ def run_one(argv: list[str]) -> dict:
     saved_argv, saved_path = sys.argv, list(sys.path)
     sys.argv = [script, "--smoke", *argv[1:]]
     sys.path.insert(0, str(HERE))  # as `python benchmarks/<script>` has it
+    start = os.times()
     try:
         with contextlib.redirect_stdout(out):
             runpy.run_path(script, run_name="__main__")
@@ -41,7 +43,11 @@ def run_one(argv: list[str]) -> dict:
         error = traceback.format_exc()
     finally:
         sys.argv, sys.path[:] = saved_argv, saved_path
-    print(f"# {' '.join(argv)}: {'failed' if error else 'ok'}", file=sys.stderr, flush=True)
+    t = [b - a for a, b in zip(start, os.times(), strict=True)]
+    # CPU seconds: this process's, and its finished children's (torchrun's ranks)
+    print(f"# {' '.join(argv)}: {'failed' if error else 'ok'}, {t[4]:.1f} s wall, "
+          f"{t[0] + t[1]:.1f} s CPU + {t[2] + t[3]:.1f} s in child processes",
+          file=sys.stderr, flush=True)
     return {"argv": argv, "stdout": out.getvalue(), "error": error}
 
 
