@@ -217,7 +217,8 @@ def test_bench_words_smoke_checks_words_and_prints_the_ratio(smokes):
 
 
 def test_bench_corpus_ranks_smoke_reports_each_rank(smokes):
-    """One process and two under torchrun (gloo): each rank's report, the same output."""
+    """One process (--smoke: without the launcher) and two under torchrun (gloo): each
+    rank's report, the same output."""
     text = smoke_stdout(smokes, "bench_corpus_ranks.py")
     assert re.search(r"1 process\(es\): scored \d+ documents, [\d,]+ tokens in .*% of the", text)
     assert "2 process(es): rank 0: scored" in text and "2 process(es): rank 1: scored" in text
