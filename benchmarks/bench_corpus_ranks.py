@@ -11,6 +11,8 @@ and wall time with the model loads, the speed-up, and a check that both outputs 
     python benchmarks/bench_corpus_ranks.py                     # default model, CPU
     python benchmarks/bench_corpus_ranks.py --device cuda --model PATH [--compile yes]
     python benchmarks/bench_corpus_ranks.py --smoke             # tiny random GPT-2 (CI)
+
+``--smoke`` runs its 1-process row without the launcher (the same undistributed path).
 """
 
 from __future__ import annotations
@@ -51,8 +53,11 @@ def tiny_model(folder: pathlib.Path) -> str:
 
 
 def launch(n_proc: int, src: str, out: str, args: argparse.Namespace) -> dict:
-    cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone",
-           "--nproc-per-node", str(n_proc), "-m", "ppl_widget", "score-corpus", src,
+    # --smoke's 1-process row without the launcher: one process is the undistributed path
+    # either way (WORLD_SIZE 1), and the launcher's own torch import is seconds of CPU
+    launcher = [] if args.smoke and n_proc == 1 else [
+        "-m", "torch.distributed.run", "--standalone", "--nproc-per-node", str(n_proc)]
+    cmd = [sys.executable, *launcher, "-m", "ppl_widget", "score-corpus", src,
            "--out", out, "--device", args.device, "--max-length", str(args.max_length),
            "--stride", str(args.stride), "--compile", args.compile, "--top-k", "0"]
     if args.model:
@@ -79,7 +84,8 @@ def main() -> None:
     parser.add_argument("--max-length", type=int, default=512)
     parser.add_argument("--stride", type=int, default=256)
     parser.add_argument("--compile", default="auto", choices=("auto", "yes", "no"))
-    parser.add_argument("--smoke", action="store_true", help="tiny random GPT-2, seconds")
+    parser.add_argument("--smoke", action="store_true", help="tiny random GPT-2, seconds; "
+                        "the 1-process row without torchrun (the same path)")
     args = parser.parse_args()
 
     import torch

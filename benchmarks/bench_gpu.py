@@ -141,7 +141,9 @@ def bench_model(kind: str, args: argparse.Namespace, text: str, tokenizer: Any,
     lm_eval_run = native or lm_eval_reimplementation(model, tokenizer, args.lm_eval_batch, L)
     enc = tokenizer(text, return_tensors="pt", add_special_tokens=False).input_ids
 
-    compiled = compiled_lm(model, tokenizer, warm, L) if args.compiled else None
+    # --smoke: "aot_eager", no C++ compile (this path checked in seconds); inductor otherwise
+    backend = "aot_eager" if args.smoke else "inductor"
+    compiled = compiled_lm(model, tokenizer, warm, L, backend) if args.compiled else None
     for stride in args.strides:
         flops = executed_flops(fm, n_tokens + 1, L, stride)
         flops["compiled"] = flops["score"]
@@ -348,7 +350,7 @@ def profile_model(kind: str, args: argparse.Namespace, text: str, tokenizer: Any
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--smoke", action="store_true", help="tiny shapes on CPU, seconds")
-    parser.add_argument("--tokens", type=int, default=None, help="default 300000 (smoke 1000)")
+    parser.add_argument("--tokens", type=int, default=None, help="default 300000 (smoke 500)")
     parser.add_argument("--models", default="gpt2-large,llama-1b",
                         help="comma-separated: gpt2-large, llama-1b, llama-8b (bf16, ~16 GB)")
     parser.add_argument("--max-length", type=int, default=None, help="default 1024 (smoke 64)")
@@ -361,9 +363,11 @@ def main() -> None:
                         help="instead: where the time goes (needs CUDA)")
     parser.add_argument("--try-compile", action="store_true", help="with --profile")
     parser.add_argument("--compiled", action="store_true",
-                        help="also score with lm.compile() (timed after its compile)")
+                        help="also score with lm.compile() (timed after its compile); with "
+                        "--smoke torch.compile's aot_eager backend, no C++ compiler (the real "
+                        "inductor compile is tests/test_corpus_compile.py's)")
     args = parser.parse_args()
-    args.tokens = args.tokens or (1000 if args.smoke else 300_000)
+    args.tokens = args.tokens or (500 if args.smoke else 300_000)
     args.max_length = args.max_length or (64 if args.smoke else 1024)
     args.fp32_tokens = args.fp32_tokens or (300 if args.smoke else 32768)
     args.strides = [int(s) for s in args.strides.split(",")] if args.strides else \

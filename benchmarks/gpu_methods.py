@@ -57,12 +57,20 @@ def lm_eval_reimplementation(model: Any, tokenizer: Any, batch_size: int,
     return run
 
 
-def compiled_lm(model: Any, tokenizer: Any, warm: str, max_length: int) -> Any:
+def compiled_lm(model: Any, tokenizer: Any, warm: str, max_length: int,
+                backend: str = "inductor") -> Any:
     """The same model object with ``lm.compile()``, compiled by scoring ``warm`` (its full
-    batches: the shape every stride's full batches have)."""
+    batches: the shape every stride's full batches have).  ``backend``: torch.compile's,
+    for lm.compile()'s own call (--smoke: "aot_eager", the same graph capture with no C++
+    compile; the real inductor one is tests/test_corpus_compile.py's)."""
+    import functools
+    from unittest import mock
+
     from ppl_widget import load_model, score
 
-    lm = load_model((model, tokenizer)).compile()
+    lm = load_model((model, tokenizer))
+    with mock.patch.object(torch, "compile", functools.partial(torch.compile, backend=backend)):
+        lm.compile()
     t = time.perf_counter()
     score(warm, lm, max_length=max_length, stride=max_length // 2, batch_size=2)
     print(f"   lm.compile(): compiled in {time.perf_counter() - t:.1f} s", flush=True)

@@ -59,7 +59,6 @@ SLOW_FIRST = (
     "tests/test_gam_mgcv.py",
     "tests/test_gam_reml.py",  # R's REML fits of the Hebrew folds as the reference
     "tests/test_masked_scoring.py",  # three tiny masked families, a text 5x the positions
-    "tests/test_bench_masked_smoke.py",  # minicons' import is most of it
     "tests/test_seq2seq.py",
     "tests/test_default_model.py",  # its cold first load now runs in tests/test_wheel.py
 )
