@@ -207,7 +207,8 @@ def test_the_api_key_comes_from_the_environment(fake, monkeypatch):
 def test_divergence_refuses_a_served_model(fake, tiny_gpt2):
     from ppl_widget import divergence
 
-    with pytest.raises(TypeError, match="whole distributions"):
+    with pytest.raises(TypeError, match=r"next-token distributions.*a vLLM server returns at "
+                                        r"most its --max-logprobs"):
         divergence("The quick brown fox.", _vllm(fake), tiny_gpt2)
 
 
