@@ -28,10 +28,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    from ..scoring.analyses.pairs import score_pairs
-
-    check_window_settings(args.max_length, args.stride)  # before a model is loaded
+    check_window_settings(args.max_length, args.stride)  # before torch or a model loads
     from ..core.pairs import read_pairs  # pandas: not for every command's start
+    from ..scoring.analyses.pairs import score_pairs
 
     pairs = read_pairs(args.file)
     if args.by is not None and args.by not in pairs.columns:
