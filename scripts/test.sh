@@ -37,7 +37,41 @@ case "${1:-}" in
   --quick) MODE=quick; shift ;;
 esac
 
+export PPL_WIDGET_TEST_SETUP
+PPL_WIDGET_TEST_SETUP=$(mktemp -d "${TMPDIR:-/tmp}/ppl-widget-test-setup.XXXXXX")
+in_background() {  # NAME COMMAND...: run COMMAND, its output in NAME.log, then NAME.rc
+  local name=$1 dir=$PPL_WIDGET_TEST_SETUP
+  shift
+  ( set +e; "$@" > "$dir/$name.log" 2>&1; echo $? > "$dir/$name.rc.tmp"
+    mv "$dir/$name.rc.tmp" "$dir/$name.rc" ) &
+}
+
+# Debian's packages, in one apt run (two at once would wait on each other's lock):
+# Chromium for the real-browser tests (Playwright drives Debian's build; it cannot download
+# one), and R with mgcv, the reference tests/test_gam_mgcv.py fits the reading-time GAMs
+# against at test time (a test tool only, never a user's dependency).
+DEBS=()
+if ! command -v chromium >/dev/null 2>&1 && [ ! -x /usr/bin/chromium ]; then DEBS+=(chromium); fi
+if ! command -v Rscript >/dev/null 2>&1 || ! Rscript -e 'library(mgcv)' >/dev/null 2>&1; then
+  DEBS+=(r-base-core r-cran-mgcv)
+fi
+install_debs() {
+  as_root() { if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi; }
+  as_root apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -qq "$@" >/dev/null
+}
+start_debs() { if [ "$MODE" = full ] && [ "${#DEBS[@]}" -gt 0 ]; then
+                 in_background debian-packages install_debs "${DEBS[@]}"; fi; }
+# apt needs nothing of scripts/setup.sh and runs beside it, unless the set-up needs apt
+# itself (Debian's python3-venv, for a venv without ensurepip): one apt at a time
+VENV_READY=0
+if [ -x .venv/bin/python ] || "${PYTHON:-python3}" -c 'import ensurepip, venv' 2>/dev/null; then
+  VENV_READY=1
+  start_debs
+fi
+
 bash scripts/setup.sh
+[ "$VENV_READY" = 1 ] || start_debs
 # Everything below, and every process a test starts (jupyter, ppl-widget, torchrun,
 # kernels), runs from the project environment.
 source .venv/bin/activate
@@ -65,33 +99,6 @@ fi
 # The slow set-up steps run in the background while ruff, the JS tests and the first
 # pytest tests run; a test that needs one waits for it (tests/background_setup.py reads
 # NAME.rc, the step's exit status, and NAME.log from this folder).
-export PPL_WIDGET_TEST_SETUP
-PPL_WIDGET_TEST_SETUP=$(mktemp -d "${TMPDIR:-/tmp}/ppl-widget-test-setup.XXXXXX")
-in_background() {  # NAME COMMAND...: run COMMAND, its output in NAME.log, then NAME.rc
-  local name=$1 dir=$PPL_WIDGET_TEST_SETUP
-  shift
-  ( set +e; "$@" > "$dir/$name.log" 2>&1; echo $? > "$dir/$name.rc.tmp"
-    mv "$dir/$name.rc.tmp" "$dir/$name.rc" ) &
-}
-
-# Debian's packages, in one apt run (two at once would wait on each other's lock):
-# Chromium for the real-browser tests (Playwright drives Debian's build; it cannot download
-# one), and R with mgcv, the reference tests/test_gam_mgcv.py fits the reading-time GAMs
-# against at test time (a test tool only, never a user's dependency).
-DEBS=()
-if ! command -v chromium >/dev/null 2>&1 && [ ! -x /usr/bin/chromium ]; then DEBS+=(chromium); fi
-if ! command -v Rscript >/dev/null 2>&1 || ! Rscript -e 'library(mgcv)' >/dev/null 2>&1; then
-  DEBS+=(r-base-core r-cran-mgcv)
-fi
-install_debs() {
-  as_root() { if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi; }
-  as_root apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -qq "$@" >/dev/null
-}
-if [ "${#DEBS[@]}" -gt 0 ]; then
-  in_background debian-packages install_debs "${DEBS[@]}"
-fi
-
 # llama.cpp's tokenizer test suite (models/ggml-vocab-*.gguf with .inp/.out), which
 # tests/test_gguf_tokenizer.py checks the GGUF tokenizers against: fetched once from the
 # llama-cpp-python sdist on PyPI (76 MB, nothing built), only those files extracted (75 MB),

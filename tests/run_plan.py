@@ -5,15 +5,19 @@ as it was.
 
 - A test file's tests run on one worker (what ``loadfile`` does), so a module-scoped
   fixture (a vLLM server, a built wheel, an ONNX export, a fitted model) is made once.
-- The browser tests all share one worker (``BROWSER``): one JupyterLab, one Chromium,
-  and their waits timed for one page at a time.
+- The browser tests go file by file to either worker, as the others do: each worker that
+  gets one starts its own JupyterLab and Chromium (their waits are conditions, none a
+  bound on time). The one test that bounds the page's own times (``TIMED_IN_PAGE``: the
+  100,000-token page's longest task) is the ``BROWSER`` unit: it starts first, on a
+  worker that has not lowered its priority.
 - The files in ``SPREAD`` are shared out test by test: their tests are independent and
   long (a notebook each; the scorer against its brute-force references, the longest file
   of plain CPU work); tests/test_run_plan.py checks they use no module fixture.
 - The longest work starts first (``SLOW_FIRST``, from measured durations,
   docs/testing.md): a long file started last would be the run's tail.
-- The worker that is not running the browser tests lowers its priority, so a busy CPU
-  slows its work (no test there waits on a clock) rather than the browser's pages.
+- A worker lowers its priority at its first test outside ``BROWSER``, so while the timed
+  page runs, a busy CPU slows the other worker's work rather than that page; after it,
+  both workers run at the same priority.
 
 The grouping is done by the scheduler from each test's id (xdist's own ``loadgroup`` marks
 stopped grouping with pytest 9.2's structured node ids: pytest-xdist issue 1386).
@@ -29,25 +33,37 @@ from pathlib import Path
 import pytest
 
 BROWSER = "browser"
-#: Files whose tests join the browser group (a Chromium of their own beside the group's).
-BROWSER_FILES = ("tests/browser/", "tests/test_onnx_page_smoke.py")
+#: Tests that bound a page's own times (a long task): the ``BROWSER`` unit.
+TIMED_IN_PAGE = (
+    "tests/browser/test_jupyterlab.py::test_a_hundred_thousand_tokens_stay_responsive",)
 #: Files whose tests go to whichever worker is free, one by one.
 SPREAD = ("tests/test_notebooks.py", "tests/test_scorer_exact.py")
 #: Node-id prefixes, longest first: their tests are handed out before all others.
 SLOW_FIRST = (
-    *BROWSER_FILES,
+    *TIMED_IN_PAGE,
     "tests/test_wheel.py",  # a fresh venv installing the wheel and torch: mostly waiting
-    # the default model's fp32 ONNX export (minutes, once per cache): made here, off the
-    # browser worker, whose course-site test then reads it from the cache
+    # the default model's fp32 ONNX export (minutes, once per cache): made early, so that
+    # the course site's test (test_live_page.py) reads it from the cache
     "tests/test_onnx_export.py::test_default_model_fp32_within_a_thousandth_of_a_nat",
+    "tests/browser/test_front_ends.py",  # five front ends, each its server and kernel
+    "tests/browser/test_jupyterlab.py",
+    "tests/test_vllm_server.py",
+    "tests/browser/test_security.py",
     "tests/test_notebooks.py::test_notebook_runs_without_error[reading_times_link]",
     "tests/test_explain.py",  # the default model's occlusion and curve against a reference
     "tests/test_notebooks.py::test_notebook_runs_without_error[what_makes_a_word_predictable]",
     "tests/test_notebooks.py::test_notebook_runs_without_error[reading_times_meco]",
-    "tests/test_vllm_server.py",
+    "tests/browser/test_export_offline.py",
+    "tests/browser/test_live_loading.py",
+    "tests/browser/test_live_page.py",  # reads the ONNX export made above
+    "tests/browser/test_compare_browser.py",
     "tests/test_notebooks.py::test_notebook_runs_without_error[sliding_windows]",
     "tests/test_notebooks.py::test_notebook_runs_without_error[three_perplexities]",
     "tests/test_notebooks.py",
+    "tests/browser/test_live_typing.py",
+    "tests/browser/test_editable_browser.py",
+    "tests/browser/test_first_load_browser.py",
+    "tests/browser/test_explain_browser.py",
     "tests/test_cpu_kernels.py",  # the exactness tests again under another kernel set
     "tests/test_run_all.py",
     "tests/test_scorer_bench_smoke.py",
@@ -61,16 +77,18 @@ SLOW_FIRST = (
     "tests/test_masked_scoring.py",  # three tiny masked families, a text 5x the positions
     "tests/test_seq2seq.py",
     "tests/test_default_model.py",  # its cold first load now runs in tests/test_wheel.py
+    "tests/browser/",  # the shorter browser files, before the many short plain ones
+    "tests/test_onnx_page_smoke.py",
 )
-#: How much the other worker lowers its priority (``os.nice``): the browser worker then gets
-#: about three quarters of a contended CPU.
+#: How much a worker lowers its priority (``os.nice``): while the other runs the timed page,
+#: that page gets about three quarters of a contended CPU.
 OTHER_WORKER_NICENESS = 5
 
 
 def scope_of(nodeid: str) -> str:
     """The unit of work ``nodeid`` belongs to: one worker runs a unit's tests in order."""
     path = nodeid.split("::")[0]
-    if path.startswith(BROWSER_FILES):
+    if nodeid.startswith(TIMED_IN_PAGE):
         return BROWSER
     if path in SPREAD:
         return nodeid

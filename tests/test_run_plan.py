@@ -3,15 +3,16 @@
 from __future__ import annotations
 
 from collect_probe import ROOT, collect
-from run_plan import BROWSER, BROWSER_FILES, SLOW_FIRST, SPREAD, scope_of
+from run_plan import BROWSER, SLOW_FIRST, SPREAD, TIMED_IN_PAGE, scope_of
 
 
-def test_a_files_tests_share_one_worker_and_the_browser_tests_all_one():
+def test_a_files_tests_share_one_worker_and_the_timed_page_is_a_unit_of_its_own():
     assert scope_of("tests/test_cli.py::test_a") == scope_of("tests/test_cli.py::test_b[x]")
     assert scope_of("tests/test_cli.py::test_a") != scope_of("tests/test_words.py::test_a")
-    assert scope_of("tests/browser/test_security.py::test_a") == BROWSER
-    assert scope_of("tests/browser/test_jupyterlab.py::test_b[dark]") == BROWSER
-    assert scope_of("tests/test_onnx_page_smoke.py::test_bench_onnx_page_smoke") == BROWSER
+    browser = "tests/browser/test_jupyterlab.py"
+    assert scope_of(f"{browser}::test_b[dark]") == scope_of(f"{browser}::test_a") == browser
+    assert scope_of(TIMED_IN_PAGE[0]) == BROWSER
+    assert SLOW_FIRST[0] == TIMED_IN_PAGE[0]  # it starts before any worker lowers its priority
 
 
 def test_a_spread_files_tests_go_one_by_one():
@@ -20,7 +21,7 @@ def test_a_spread_files_tests_go_one_by_one():
 
 
 def test_every_named_file_exists():
-    for prefix in (*BROWSER_FILES, *SPREAD, *SLOW_FIRST):
+    for prefix in (*TIMED_IN_PAGE, *SPREAD, *SLOW_FIRST):
         assert (ROOT / prefix.split("::")[0]).exists(), prefix
 
 

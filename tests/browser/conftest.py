@@ -62,6 +62,8 @@ def lab(tmp_path_factory):
     port, token = _free_port(), secrets.token_hex(16)
     env = {**os.environ, "JUPYTERLAB_SETTINGS_DIR": str(settings),
            "JUPYTER_CONFIG_DIR": str(work / "config"), "HF_HUB_OFFLINE": "1",
+           # the kernels' connection files, where lab_kernel.runtime_dir looks for them
+           "JUPYTER_RUNTIME_DIR": str(work / "runtime"),
            "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
     log = open(work / "lab.log", "w")
     proc = subprocess.Popen(

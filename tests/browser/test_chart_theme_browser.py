@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 from .conftest import ARTIFACTS
+from .lab_notebooks import contrast, open_notebook, run_all, write_notebook
 from .lab_waits import switch_theme, wait_for_chart
-from .test_jupyterlab import _contrast, open_notebook, run_all, write_notebook
 
 pytestmark = pytest.mark.browser
 
@@ -64,7 +64,7 @@ def test_a_chart_follows_a_theme_switch_live(lab, page):
             assert look["fill"] in ("none", "transparent", "rgba(0, 0, 0, 0)"), look
             assert len(set(look["text"])) == 1, look  # all in the page's one colour
             # readable on the page behind it, whichever theme (contrast at least 4.5)
-            assert _contrast(look["text"][0], look["page"]) >= 4.5, look
+            assert contrast(look["text"][0], look["page"]) >= 4.5, look
         # the text changed colour with the theme, and back
         assert looks[0]["text"][0] != looks[1]["text"][0]
         assert looks[0]["text"][0] == looks[2]["text"][0]

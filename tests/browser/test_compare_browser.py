@@ -16,9 +16,9 @@ import re
 import pytest
 
 from .conftest import ARTIFACTS
+from .lab_notebooks import open_notebook, run_cell, shot, wait_for_json, write_notebook
 from .lab_waits import wait_for_chart
 from .test_export_offline import offline  # noqa: F401  (the network-blocked page fixture)
-from .test_jupyterlab import open_notebook, run_cell, shot, wait_for_json, write_notebook
 
 pytestmark = pytest.mark.browser
 

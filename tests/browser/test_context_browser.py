@@ -11,8 +11,8 @@ import pytest
 from playwright.sync_api import expect
 
 from .conftest import ARTIFACTS
+from .lab_notebooks import contrast, open_notebook, run_all, shot, wait_for_json, write_notebook
 from .lab_waits import switch_theme
-from .test_jupyterlab import _contrast, open_notebook, run_all, shot, wait_for_json, write_notebook
 
 pytestmark = pytest.mark.browser
 
@@ -63,7 +63,7 @@ def _rgba(css: str) -> list[float]:
     return parts + [1.0] * (4 - len(parts))
 
 
-def _min_contrast(pairs: list[list[str]]) -> float:
+def _mincontrast(pairs: list[list[str]]) -> float:
     """The lowest contrast ratio of text over its background, a translucent text colour
     (JupyterLab's secondary font colours) blended over the background first."""
     out = []
@@ -71,7 +71,7 @@ def _min_contrast(pairs: list[list[str]]) -> float:
         *f, a = _rgba(fg)
         b = _rgba(bg)[:3]
         blended = [a * x + (1 - a) * y for x, y in zip(f, b, strict=True)]
-        out.append(_contrast("rgb({}, {}, {})".format(*blended), bg))
+        out.append(contrast("rgb({}, {}, {})".format(*blended), bg))
     return min(out)
 
 
@@ -152,7 +152,7 @@ def test_context_is_shown_uncoloured_before_the_continuation(lab, page):
 
     selector = f"{WIDGET} .pplw-context-text, {WIDGET} .pplw-context-role, {WIDGET} .pplw-given"
     light = page.eval_on_selector_all(selector, CONTEXT_COLOURS)
-    assert _min_contrast(light) >= 4.5, light
+    assert _mincontrast(light) >= 4.5, light
     ARTIFACTS.mkdir(exist_ok=True)
     for i, key in enumerate(ORDER):
         page.locator(_nth(i)).scroll_into_view_if_needed()
@@ -166,7 +166,7 @@ def test_context_is_shown_uncoloured_before_the_continuation(lab, page):
             page.locator(_nth(i)).scroll_into_view_if_needed()
             page.locator(_nth(i)).screenshot(path=str(ARTIFACTS / f"context-{key}-dark.png"))
         dark = page.eval_on_selector_all(selector, CONTEXT_COLOURS)
-        assert _min_contrast(dark) >= 4.5, dark
+        assert _mincontrast(dark) >= 4.5, dark
     finally:
         page.evaluate("() => window.jupyterapp.commands.execute('apputils:change-theme',"
                       " {theme: 'JupyterLab Light'})")

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from .test_jupyterlab import (
+from .lab_notebooks import (
     DUMP_CELL,
     WIDGET,
     open_notebook,

@@ -25,8 +25,8 @@ from playwright.sync_api import expect
 from ppl_widget.views.attribution_colours import CHART_COLOURS
 
 from .conftest import ARTIFACTS, offline_context
+from .lab_notebooks import open_notebook, run_cell, shot, wait_for_json, write_notebook
 from .lab_waits import wait_for_chart
-from .test_jupyterlab import open_notebook, run_cell, shot, wait_for_json, write_notebook
 from .test_views_browser import _theme
 
 pytestmark = pytest.mark.browser

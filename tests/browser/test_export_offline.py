@@ -241,7 +241,7 @@ def test_nbconvert_execute_with_saved_state_offline(offline, tmp_path):
 def test_live_jupyterlab_shows_only_the_widget(lab, page):
     """Where widgets run, the widget view outranks the text/html: one live widget, no
     static copy, before and after the output's update at the end of scoring."""
-    from .test_jupyterlab import open_notebook, run_all, write_notebook
+    from .lab_notebooks import open_notebook, run_all, write_notebook
 
     _, _, notebooks = lab
     name = write_notebook(notebooks, "export_live.ipynb", NOTEBOOK[:2])

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from .test_jupyterlab import WIDGET, open_notebook, run_cell, shot, write_notebook
+from .lab_notebooks import WIDGET, open_notebook, run_cell, shot, write_notebook
 
 pytestmark = pytest.mark.browser
 
@@ -19,7 +19,8 @@ def test_a_cold_first_load_shows_its_progress_in_the_widget(lab, page, default_l
         "from ppl_widget import PerplexityWidget\n"
         "w = PerplexityWidget('The cat sat on the mat.')\nw",
     ])
-    open_notebook(page, lab, name)
+    # its own kernel: the first load in a process, reading PPL_WIDGET_CACHE as it starts
+    open_notebook(page, lab, name, fresh_kernel=True)
     run_cell(page, 0)
     text = f"{WIDGET} .pplw-progress-text"
     page.wait_for_function(

@@ -342,56 +342,65 @@ STATIC_CELLS = [SETUP.split("slow =")[0],
                 COMPARE_W]
 
 
-def _check_static(page, tiny_gpt2, name: str) -> None:
-    """What an executed notebook or book shows: every widget finished, drawn offline."""
+def _check_static(page, tiny_gpt2, name: str, first: int = 0) -> None:
+    """What an executed notebook or book shows: every widget finished, drawn offline (the
+    lesson's three from the ``first``-th widget on)."""
     roots = page.locator(f".pplw-static {WIDGET}")
-    roots.nth(2).wait_for(timeout=30_000)
-    assert roots.count() == 3
+    roots.nth(first + 2).wait_for(timeout=30_000)
+    assert roots.count() == first + 3
     # the cell magic scores the cell body, which ends with a newline
     for i, text in enumerate([TEXT, TEXT + TYPED + "\n", TEXT]):
-        root = roots.nth(i)
+        root = roots.nth(first + i)
         assert root.locator(".pplw-status").inner_text().lower() == "done"
         root.scroll_into_view_if_needed()
         _check_coloured_panel_tooltip(page, root, _expected(tiny_gpt2, text), f"{name}-{i}")
     # the editable widget's text box needs a kernel: a static page hides it
-    assert roots.nth(2).locator(".pplw-editor-wrap").is_hidden()
+    assert roots.nth(first + 2).locator(".pplw-editor-wrap").is_hidden()
     compare = page.locator(f".pplw-static {COMPARE}")
     _check_compare(page, compare, name)
     assert page.errors == []
 
 
-def test_nbconvert_execute_default_route_offline(browser, tmp_path, tiny_gpt2):
-    """``jupyter nbconvert --execute --to html``, no preprocessor: nbclient has no front
-    end, so every widget waited for its result and shows its static page."""
+#: A newcomer's notebook, two lines on the embedded model, as the executed notebook's start.
+NEWCOMER_TEXT = ("The committee will meet on Tuesday to discuss the budget. "
+                 "Colourless green ideas.")
+NEWCOMER_CELLS = ["from ppl_widget import PerplexityWidget",
+                  f"PerplexityWidget({NEWCOMER_TEXT!r})"]
+
+
+@pytest.fixture(scope="module")
+def nbconvert_html(tmp_path_factory) -> Path:
+    """``jupyter nbconvert --execute --to html``, no preprocessor, run once: a newcomer's
+    two cells, then the lesson's (one kernel start and one nbconvert serve both tests)."""
     _needs("nbconvert", "nbconvert")
-    _notebook(tmp_path / "lesson.ipynb", STATIC_CELLS)
+    work = tmp_path_factory.mktemp("nbconvert")
+    _notebook(work / "lesson.ipynb", NEWCOMER_CELLS + STATIC_CELLS)
     subprocess.run([sys.executable, "-m", "nbconvert", "--execute", "--to", "html",
-                    "lesson.ipynb"], cwd=tmp_path, env=_env(tmp_path), check=True,
+                    "lesson.ipynb"], cwd=work, env=_env(work), check=True,
                    capture_output=True, timeout=600)
-    body = (tmp_path / "lesson.html").read_text(encoding="utf-8")
+    return work / "lesson.html"
+
+
+def test_nbconvert_execute_default_route_offline(browser, nbconvert_html, tiny_gpt2):
+    """nbclient has no front end, so every widget waited for its result and shows its
+    static page."""
+    body = nbconvert_html.read_text(encoding="utf-8")
     assert '<script type="application/vnd.jupyter.widget-view+json">' not in body
     context, page = offline_context(browser)
-    page.goto((tmp_path / "lesson.html").as_uri())
-    _check_static(page, tiny_gpt2, "nbconvert")
+    page.goto(nbconvert_html.as_uri())
+    _check_static(page, tiny_gpt2, "nbconvert", first=1)  # after the newcomer's widget
     _shot(page, "nbconvert-page", full_page=True)
     # only nbconvert's template asks the network (require.js, MathJax, the widget manager)
     assert not [u for u in page.attempted if "ppl" in u.lower()], page.attempted
     context.close()
 
 
-def test_nbconvert_execute_default_model_for_a_newcomer(browser, tmp_path, default_lm):
-    """A newcomer's notebook, two lines on the embedded model, through the default route."""
-    _needs("nbconvert", "nbconvert")
-    text = "The committee will meet on Tuesday to discuss the budget. Colourless green ideas."
-    _notebook(tmp_path / "first.ipynb",
-              ["from ppl_widget import PerplexityWidget", f"PerplexityWidget({text!r})"])
-    subprocess.run([sys.executable, "-m", "nbconvert", "--execute", "--to", "html",
-                    "first.ipynb"], cwd=tmp_path, env=_env(tmp_path), check=True,
-                   capture_output=True, timeout=600)
+def test_nbconvert_execute_default_model_for_a_newcomer(browser, nbconvert_html, default_lm):
+    """The newcomer's widget on the embedded model, through the default route."""
     context, page = offline_context(browser)
-    page.goto((tmp_path / "first.html").as_uri())
-    root = page.locator(f".pplw-static {WIDGET}")
-    res = score(text, default_lm)
+    page.goto(nbconvert_html.as_uri())
+    root = page.locator(f".pplw-static {WIDGET}").first
+    res = score(NEWCOMER_TEXT, default_lm)
     root.locator(".pplw-tok").first.wait_for(timeout=30_000)
     assert root.locator(".pplw-status").inner_text().lower() == "done"
     colours = root.locator(".pplw-tok").evaluate_all(

@@ -7,93 +7,30 @@ land in test-artifacts/.
 
 from __future__ import annotations
 
-import json
 import math
-import time
-from pathlib import Path
 
 import nbformat
 import pytest
 
 from .conftest import ARTIFACTS, ROOT
+from .lab_notebooks import (
+    DUMP_CELL,
+    SCORED_TOKEN,
+    WIDGET,
+    contrast,
+    luminance,
+    open_notebook,
+    panel_values,
+    run_all,
+    run_cell,
+    shot,
+    wait_for_json,
+    write_notebook,
+)
 
 pytestmark = pytest.mark.browser
 
 QUICKSTART = ROOT / "examples" / "quickstart.ipynb"
-WIDGET = ".pplw-root"
-SCORED_TOKEN = f"{WIDGET} .pplw-tok"
-
-DUMP_CELL = """\
-import json
-_r = {name}.wait()
-json.dump({{"n_tokens": len(_r), "partial": _r.partial, "metrics": _r.metrics(),
-           "surprisal": _r.surprisal.tolist(), "surprisal_bits": _r.surprisal_bits.tolist(),
-           "rank": _r.rank.tolist(), "units": _r.units.tolist(), "tokens": _r.tokens,
-           "total_tokens": _r.total_tokens}},
-          open("{out}", "w"))
-"""
-
-
-def write_notebook(directory: Path, name: str, cells: list[str]) -> str:
-    nb = nbformat.v4.new_notebook()
-    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
-                                 "language": "python"}
-    nb.cells = [nbformat.v4.new_code_cell(c) for c in cells]
-    nbformat.write(nb, directory / name)
-    return name
-
-
-def open_notebook(page, lab, name: str) -> None:
-    base, token, _ = lab
-    # a workspace of its own, reset: no tab restored from an earlier test
-    workspace = name.replace(".", "-")
-    page.goto(f"{base}/lab/workspaces/{workspace}/tree/{name}?token={token}&reset")
-    page.wait_for_function(
-        "(name) => { const w = window.jupyterapp && window.jupyterapp.shell.currentWidget;"
-        " return w && w.sessionContext && w.context && w.context.path === name; }",
-        arg=name, timeout=60_000)
-    # wait until the kernel is up, so "run" runs instead of queueing behind a start-up
-    page.wait_for_function(
-        "() => { const s = window.jupyterapp.shell.currentWidget.sessionContext;"
-        " return s.session && s.session.kernel && s.session.kernel.status === 'idle'; }",
-        timeout=60_000)
-
-
-def run_all(page) -> None:
-    page.evaluate("() => window.jupyterapp.commands.execute('notebook:run-all-cells')")
-
-
-def run_cell(page, index: int) -> None:
-    page.evaluate("""(i) => { const nb = window.jupyterapp.shell.currentWidget.content;
-                              nb.activeCellIndex = i;
-                              return window.jupyterapp.commands.execute('notebook:run-cell'); }""",
-                  index)
-
-
-def wait_for_json(path: Path, timeout: float = 300) -> dict:
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        if path.exists() and path.stat().st_size:
-            try:
-                return json.loads(path.read_text())
-            except json.JSONDecodeError:  # still being written
-                pass
-        time.sleep(0.25)
-    raise TimeoutError(f"the notebook did not write {path.name}")
-
-
-def shot(page, name: str) -> None:
-    ARTIFACTS.mkdir(exist_ok=True)
-    page.screenshot(path=str(ARTIFACTS / f"{name}.png"))
-
-
-def panel_values(page) -> list[str]:
-    """Exact values behind the metrics panel's four perplexities (title attributes); the
-    selection section further down reuses the class."""
-    titles = page.eval_on_selector_all(f"{WIDGET} .pplw-ppl-v", "els => els.map(e => e.title)")
-    return titles[:4]
-
-
 def test_quickstart_colours_every_token_and_matches_python(lab, page):
     _, _, notebooks = lab
     # the notebook shows more than one widget: check the first, the one it scores
@@ -215,19 +152,6 @@ def test_cancel_stops_a_long_text_early_and_keeps_the_partial_result(lab, page):
     assert panel_values(page)[0] == repr(data["metrics"]["token_ppl"])
 
 
-def _luminance(css_colour: str) -> float:
-    """WCAG relative luminance of an ``rgb(...)``/``rgba(...)`` colour."""
-    parts = css_colour[css_colour.index("(") + 1:css_colour.index(")")].split(",")[:3]
-    lin = [c / 12.92 if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4
-           for c in (float(p) / 255 for p in parts)]
-    return 0.2126 * lin[0] + 0.7152 * lin[1] + 0.0722 * lin[2]
-
-
-def _contrast(a: str, b: str) -> float:
-    hi, lo = sorted((_luminance(a), _luminance(b)), reverse=True)
-    return (hi + 0.05) / (lo + 0.05)
-
-
 def test_dark_theme_renders(lab, page):
     _, _, notebooks = lab
     name = write_notebook(notebooks, "dark.ipynb", [
@@ -257,13 +181,13 @@ def test_dark_theme_renders(lab, page):
                return getComputedStyle(document.body).backgroundColor; }""",
             root.element_handle())
         colour = root.evaluate("e => getComputedStyle(e).color")
-        assert _luminance(background) < 0.1 and _luminance(colour) > 0.5
+        assert luminance(background) < 0.1 and luminance(colour) > 0.5
         # token text stays legible on its colour: contrast ratio of at least 3
         pairs = page.eval_on_selector_all(
             SCORED_TOKEN, "els => els.map(e => [getComputedStyle(e).color,"
                           " getComputedStyle(e).backgroundColor])")
 
-        assert pairs and min(_contrast(fg, bg) for fg, bg in pairs) >= 3
+        assert pairs and min(contrast(fg, bg) for fg, bg in pairs) >= 3
         assert not math.isnan(float(panel_values(page)[0]))
     finally:
         page.evaluate("() => window.jupyterapp.commands.execute('apputils:change-theme',"

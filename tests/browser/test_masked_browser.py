@@ -11,8 +11,8 @@ import sys
 import pytest
 
 from .conftest import ARTIFACTS, ROOT, offline_context
+from .lab_notebooks import open_notebook, run_all, shot, wait_for_json, write_notebook
 from .lab_waits import switch_theme
-from .test_jupyterlab import open_notebook, run_all, shot, wait_for_json, write_notebook
 
 pytestmark = pytest.mark.browser
 

@@ -18,7 +18,7 @@ import time
 import pytest
 
 from .conftest import ARTIFACTS, ROOT
-from .test_jupyterlab import WIDGET, open_notebook, run_cell, shot, wait_for_json, write_notebook
+from .lab_notebooks import WIDGET, open_notebook, run_cell, shot, wait_for_json, write_notebook
 
 pytestmark = pytest.mark.browser
 

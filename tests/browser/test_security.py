@@ -22,7 +22,7 @@ import pytest
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from .conftest import ARTIFACTS, ROOT, offline_context
-from .test_jupyterlab import (
+from .lab_notebooks import (
     WIDGET,
     open_notebook,
     run_all,

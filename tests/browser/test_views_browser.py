@@ -12,8 +12,8 @@ import pytest
 from playwright.sync_api import expect
 
 from .conftest import ARTIFACTS
+from .lab_notebooks import contrast, open_notebook, run_all, shot, wait_for_json, write_notebook
 from .lab_waits import switch_theme
-from .test_jupyterlab import _contrast, open_notebook, run_all, shot, wait_for_json, write_notebook
 
 pytestmark = pytest.mark.browser
 
@@ -135,11 +135,11 @@ def _check_tooltips(page, data) -> None:
     page.keyboard.press("Escape")
 
 
-def _verdict_contrast(page) -> float:
+def _verdictcontrast(page) -> float:
     pair = page.locator(VIEWS["pairs"])
     fg = pair.locator(".pplp-verdict").first.evaluate("e => getComputedStyle(e).color")
     bg = pair.locator(".pplp-list").evaluate("e => getComputedStyle(e).backgroundColor")
-    return _contrast(fg, bg)
+    return contrast(fg, bg)
 
 
 def test_every_view_follows_the_theme_switch(lab, page):
@@ -155,12 +155,12 @@ def test_every_view_follows_the_theme_switch(lab, page):
     shot(page, "views-light")
     _check_heights_and_numbers(page)
     _check_tooltips(page, data)
-    assert _verdict_contrast(page) >= 4.5
+    assert _verdictcontrast(page) >= 4.5
     try:
         _theme(page, "dark")
         dark = _shots(page, "dark")
         shot(page, "views-dark")
-        assert _verdict_contrast(page) >= 4.5  # "✓ prefers good" readable on black
+        assert _verdictcontrast(page) >= 4.5  # "✓ prefers good" readable on black
         _check_tooltips(page, data)
     finally:
         _theme(page, "light")
