@@ -93,3 +93,38 @@ def test_the_unit_trait_is_surprisal_unit_as_in_every_view_unit_still_works(scor
     assert old.surprisal_unit == "bits"
     with pytest.warns(DeprecationWarning, match="surprisal_unit"):
         assert PairsWidget(pairs=[], unit="nats").surprisal_unit == "nats"
+
+
+def test_show_pairs_reuses_the_tokens_score_pairs_scored(scored, tiny_gpt2, monkeypatch):
+    """score_pairs keeps each sentence's scored tokens: show_pairs on its frame, with the
+    same model and options, colours from them (no forward pass) and sends what scoring
+    again sends; another option or another model scores again."""
+    import copy
+    import pickle
+
+    from ppl_widget.scoring.runner.packed import PackedNLL
+
+    again = pairs_state(_without_kept(scored), tiny_gpt2,
+                        label="phenomenon")
+    calls = []
+    real = PackedNLL.token_nlls
+    monkeypatch.setattr(PackedNLL, "token_nlls",
+                        lambda self, *a: calls.append(1) or real(self, *a))
+    subset = scored[scored["phenomenon"] == "agreement"].round(3)  # attrs follow the rows
+    assert pairs_state(scored, tiny_gpt2, label="phenomenon") == again and not calls
+    assert len(pairs_state(subset, tiny_gpt2)) == 2 and not calls
+    assert show_pairs(scored, tiny_gpt2).pairs == again and not calls
+    pairs_state(scored, tiny_gpt2, max_length=8)  # another window: scored again
+    assert len(calls) == 1
+    pairs_state(scored, copy.copy(tiny_gpt2))  # another model object: scored again
+    assert len(calls) == 2
+    # the kept tokens travel with the frame through a copy and a pickle
+    kept = scored.attrs["token_pieces"]
+    assert copy.deepcopy(scored).attrs["token_pieces"] is kept
+    assert pickle.loads(pickle.dumps(scored)).attrs["token_pieces"].options == kept.options
+
+
+def _without_kept(frame: pd.DataFrame) -> pd.DataFrame:
+    frame = frame.copy()
+    frame.attrs = {k: v for k, v in frame.attrs.items() if k != "token_pieces"}
+    return frame

@@ -81,8 +81,9 @@ def show_pairs(df: Any, lm: Any = None, *, label: str | None = None, sort: str =
     """A widget of scored minimal pairs.
 
     ``df``: ``score_pairs``'s frame (or pairs to score: then ``lm`` scores them first).
-    The per-token colours come from scoring the first ``limit`` pairs' sentences again
-    with ``lm`` and ``score_options`` (use the ones the frame was scored with).
+    The per-token colours are the ones ``score_pairs`` scored when ``df`` is its frame
+    and ``lm`` and ``score_options`` are the ones it was scored with; else the first
+    ``limit`` pairs' sentences are scored again with them.
     ``label``: a column shown beside each pair (default ``phenomenon`` when there is
     one).  ``sort``: ``"input"``, ``"delta_asc"``, ``"delta_desc"``; ``criterion``:
     ``"total"`` (``delta``, ``correct``) or ``"mean"`` (``delta_mean``, ``correct_mean``).
@@ -112,12 +113,14 @@ def show_pairs(df: Any, lm: Any = None, *, label: str | None = None, sort: str =
 def pairs_state(frame: pd.DataFrame, lm: Any = None, *, label: str | None = None,
                 **score_options: Any) -> list[dict[str, Any]]:
     """The front end's rows for scored pairs: pieces per sentence with their NLL."""
-    from ..scoring.analyses.pairs import sentence_tokens
+    from ..scoring.analyses.pairs import TOKEN_PIECES, sentence_tokens
 
     texts = [t for g, b in zip(frame["good"], frame["bad"], strict=True) for t in (g, b)]
     contexts = (None if "context" not in frame.columns
                 else [c for c in frame["context"] for _ in SIDES])
-    pieces = sentence_tokens(texts, lm, contexts=contexts, **score_options)
+    # score_pairs kept the tokens it scored: the same model and options score nothing again
+    pieces = sentence_tokens(texts, lm, contexts=contexts,
+                             scored=frame.attrs.get(TOKEN_PIECES), **score_options)
     out = []
     for k, (_, row) in enumerate(frame.iterrows()):
         d = first_difference(row["good"], row["bad"])

@@ -72,22 +72,63 @@ def score_pairs(pairs: Any, lm: Any = None, **score_options: Any) -> pd.DataFram
              for t in (good, bad)]
     contexts = (None if "context" not in frame.columns
                 else [c for c in frame["context"] for _ in SIDES])
-    nll, tokens = sentence_nlls(texts, lm, contexts=contexts, **score_options)
+    kept: dict[str, Any] = {}
+    nll, tokens = sentence_nlls(texts, lm, contexts=contexts, keep=kept, **score_options)
     out = add_score_columns(frame, nll, tokens)
     labels = objective_labels(kind)  # a masked LM's NLL is its negated PLL
     out.attrs.update(objective=labels["objective"], measure=labels["nll"],
                      pll_metric=labels["pll_metric"])
+    if "pieces" in kept:  # show_pairs colours the tokens from these, scoring nothing again
+        out.attrs[TOKEN_PIECES] = TokenPieces(lm, kept["options"], texts, contexts,
+                                              kept["pieces"])
     return out
+
+
+#: ``score_pairs``' frame.attrs key of the scored tokens of its first ``MAX_KEPT`` pairs.
+TOKEN_PIECES = "token_pieces"
+#: Pairs whose pieces are kept (``show_pairs`` sends at most 500 to the front end).
+MAX_KEPT = 500
+
+
+class TokenPieces:
+    """The pieces (``sentence_tokens``' form) of the sentences ``score_pairs`` scored,
+    with the model and options that scored them.  Immutable, so pandas' deep copy of a
+    frame's attrs on every operation shares it instead of copying it."""
+
+    def __init__(self, lm: Any, options: dict[str, Any], texts: list[str],
+                 contexts: list[str] | None, pieces: list[list[tuple[str, float]]]):
+        self.model_id, self.model_name = id(lm), str(getattr(lm, "name", ""))
+        self.options = dict(options)
+        self._by_text = {(contexts[i] if contexts else "", t): tuple(pieces[i])
+                         for i, t in enumerate(texts[:2 * MAX_KEPT])}
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> TokenPieces:
+        return self
+
+    def lookup(self, texts: list[str], contexts: list[str] | None, lm: Any,
+               options: dict[str, Any]) -> list[list[tuple[str, float]]] | None:
+        """The pieces of ``texts`` if all were scored by this very ``lm`` with the same
+        ``options`` (window resolved as ``sentence_tokens`` resolves it), else None."""
+        if id(lm) != self.model_id or str(getattr(lm, "name", "")) != self.model_name \
+                or options != self.options:
+            return None
+        keys = [(contexts[i] if contexts else "", t) for i, t in enumerate(texts)]
+        if not all(k in self._by_text for k in keys):
+            return None
+        return [list(self._by_text[k]) for k in keys]
 
 
 def sentence_nlls(texts: list[str], lm: Any, *, contexts: list[str] | None = None,
                   max_length: int | None = None, stride: int | None = None,
                   prefix: str | None = "bos", add_eos: bool = False,
-                  pll_metric: str | None = None) -> tuple[np.ndarray, np.ndarray]:
+                  pll_metric: str | None = None,
+                  keep: dict[str, Any] | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Total NLL (nats) and number of scored tokens of each text, as ``score()`` gives
     them (given ``contexts[i]`` where there is one: the seam rule above).  A kind other
     than a causal transformers model (a masked LM, an n-gram model, a vLLM server) scores
-    each text by ``score()``: its own windows (``pll_metric``: a masked LM's)."""
+    each text by ``score()``: its own windows (``pll_metric``: a masked LM's).
+    ``keep``: where every text fits one packed window, gets ``pieces`` (each text's, as
+    ``sentence_tokens`` gives them, from the same forward passes) and the ``options``."""
     from ..runner.scorer import resolve_window, score
 
     lm = as_loaded(lm)
@@ -116,11 +157,17 @@ def sentence_nlls(texts: list[str], lm: Any, *, contexts: list[str] | None = Non
         n_scored[i] = 0  # not packed
     from ..runner.packed import PackedNLL
 
-    packed = PackedNLL(lm).nlls(sequences, n_scored)
+    per_token = PackedNLL(lm).token_nlls(sequences, n_scored)
+    # summed in token order from zero, as PackedNLL.nlls sums them
+    packed = np.array([np.cumsum(t)[-1] if len(t) else 0.0 for t in per_token])
     fits = np.ones(len(texts), dtype=bool)
     fits[too_long] = False
     nll[fits] = packed[fits]
     tokens[fits] = np.asarray(n_scored, dtype=np.int64)[fits]
+    if keep is not None and not too_long:
+        keep["options"] = options
+        keep["pieces"] = [_fit_pieces(laid, i, text, per_token[i])
+                          for i, text in enumerate(texts[:2 * MAX_KEPT])]
     return nll, tokens
 
 
@@ -168,15 +215,21 @@ def layout(texts: list[str], lm: Any, contexts: list[str] | None = None, *,
 def sentence_tokens(texts: list[str], lm: Any, *, contexts: list[str] | None = None,
                     max_length: int | None = None, stride: int | None = None,
                     prefix: str | None = "bos", add_eos: bool = False,
-                    pll_metric: str | None = None) -> list[list[tuple[str, float]]]:
+                    pll_metric: str | None = None,
+                    scored: TokenPieces | None = None) -> list[list[tuple[str, float]]]:
     """Each text cut into its scored tokens' pieces with their NLL (nats); text no
     scored token holds (an unscored first token, whitespace the context's tokens took)
-    is a piece with NaN.  The pieces of a text join into the text; an EOS is left out."""
+    is a piece with NaN.  The pieces of a text join into the text; an EOS is left out.
+    ``scored``: ``score_pairs``' kept pieces (``frame.attrs[TOKEN_PIECES]``), used
+    instead of scoring again where they hold every text, by this ``lm`` and options."""
     from ..runner.scorer import resolve_window, score
 
     lm = as_loaded(lm)
     max_length, stride = resolve_window(lm, max_length, stride)
     options = dict(max_length=max_length, stride=stride, prefix=prefix, add_eos=add_eos)
+    known = None if scored is None else scored.lookup(texts, contexts, lm, options)
+    if known is not None:
+        return known
     packed = isinstance(lm, LoadedModel)  # another model kind: score() each text
     if not packed or contexts is None:
         contexts = [""] * len(texts)
@@ -192,19 +245,25 @@ def sentence_tokens(texts: list[str], lm: Any, *, contexts: list[str] | None = N
     out = []
     for i, text in enumerate(texts):
         if laid is not None and fits[i]:
-            k = laid.n_scored[i] - laid.n_eos
-            spans = partition_offsets(laid.offsets[i], len(laid.joint[i]))
-            spans = spans[len(spans) - k:] - (len(laid.joint[i]) - len(text))
-            nll = per_token[i][:k]
-        else:
-            if contexts[i]:
-                raise PairsInputError(f"row {i // 2}: context + sentence does not fit "
-                                      f"max_length={max_length}")
-            result = score(text, lm, top_k=0, pll_metric=pll_metric, **options)
-            keep = ~result.is_eos
-            spans, nll = result.offsets[keep], result.surprisal[keep]
+            out.append(_fit_pieces(laid, i, text, per_token[i]))
+            continue
+        if contexts[i]:
+            raise PairsInputError(f"row {i // 2}: context + sentence does not fit "
+                                  f"max_length={max_length}")
+        result = score(text, lm, top_k=0, pll_metric=pll_metric, **options)
+        keep = ~result.is_eos
+        spans, nll = result.offsets[keep], result.surprisal[keep]
         out.append(_pieces(text, np.clip(spans, 0, len(text)), nll))
     return out
+
+
+def _fit_pieces(laid: Layout, i: int, text: str, nll: np.ndarray) -> list[tuple[str, float]]:
+    """Text ``i`` of a packed layout cut into its scored tokens' pieces (the EOS left
+    out), ``nll`` its scored tokens' NLL."""
+    k = laid.n_scored[i] - laid.n_eos
+    spans = partition_offsets(laid.offsets[i], len(laid.joint[i]))
+    spans = spans[len(spans) - k:] - (len(laid.joint[i]) - len(text))
+    return _pieces(text, np.clip(spans, 0, len(text)), nll[:k])
 
 
 def _pieces(text: str, spans: np.ndarray, nll: np.ndarray) -> list[tuple[str, float]]:
