@@ -121,7 +121,11 @@ def test_show_pairs_reuses_the_tokens_score_pairs_scored(scored, tiny_gpt2, monk
     # the kept tokens travel with the frame through a copy and a pickle
     kept = scored.attrs["token_pieces"]
     assert copy.deepcopy(scored).attrs["token_pieces"] is kept
-    assert pickle.loads(pickle.dumps(scored)).attrs["token_pieces"].options == kept.options
+    unpickled = pickle.loads(pickle.dumps(scored))
+    assert unpickled.attrs["token_pieces"].options == kept.options
+    # a pickled copy holds no model: its tokens are scored again, never matched by an id
+    assert pairs_state(unpickled, tiny_gpt2, label="phenomenon") == again
+    assert len(calls) == 3
 
 
 def _without_kept(frame: pd.DataFrame) -> pd.DataFrame:

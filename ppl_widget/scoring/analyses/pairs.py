@@ -16,6 +16,7 @@ encoding's tokens after the context's.  Only those are scored and counted.
 from __future__ import annotations
 
 import math
+import weakref
 from dataclasses import dataclass
 from typing import Any
 
@@ -93,11 +94,14 @@ MAX_KEPT = 500
 class TokenPieces:
     """The pieces (``sentence_tokens``' form) of the sentences ``score_pairs`` scored,
     with the model and options that scored them.  Immutable, so pandas' deep copy of a
-    frame's attrs on every operation shares it instead of copying it."""
+    frame's attrs on every operation shares it instead of copying it.  The model is held
+    weakly (a frame must not keep a model in memory) and checked by identity: an id could
+    be reused by another model loaded after this one is freed.  A pickled copy has no
+    model, so it never matches one: its frame's tokens are scored again."""
 
     def __init__(self, lm: Any, options: dict[str, Any], texts: list[str],
                  contexts: list[str] | None, pieces: list[list[tuple[str, float]]]):
-        self.model_id, self.model_name = id(lm), str(getattr(lm, "name", ""))
+        self._model = _weak(lm)
         self.options = dict(options)
         self._by_text = {(contexts[i] if contexts else "", t): tuple(pieces[i])
                          for i, t in enumerate(texts[:2 * MAX_KEPT])}
@@ -105,17 +109,31 @@ class TokenPieces:
     def __deepcopy__(self, memo: dict[int, Any]) -> TokenPieces:
         return self
 
+    def __getstate__(self) -> dict[str, Any]:
+        return {**self.__dict__, "_model": _no_model}
+
     def lookup(self, texts: list[str], contexts: list[str] | None, lm: Any,
                options: dict[str, Any]) -> list[list[tuple[str, float]]] | None:
         """The pieces of ``texts`` if all were scored by this very ``lm`` with the same
         ``options`` (window resolved as ``sentence_tokens`` resolves it), else None."""
-        if id(lm) != self.model_id or str(getattr(lm, "name", "")) != self.model_name \
-                or options != self.options:
+        if self._model() is not lm or options != self.options:
             return None
         keys = [(contexts[i] if contexts else "", t) for i, t in enumerate(texts)]
         if not all(k in self._by_text for k in keys):
             return None
         return [list(self._by_text[k]) for k in keys]
+
+
+def _no_model() -> None:
+    return None
+
+
+def _weak(lm: Any) -> Any:
+    """A callable that gives ``lm`` while it lives (a weak reference where it takes one)."""
+    try:
+        return weakref.ref(lm)
+    except TypeError:
+        return lambda: lm
 
 
 def sentence_nlls(texts: list[str], lm: Any, *, contexts: list[str] | None = None,
