@@ -6,6 +6,7 @@ The tokenizer is built from the file's own metadata as llama.cpp tokenizes
 from __future__ import annotations
 
 import contextlib
+import functools
 import importlib.util
 import os
 import shutil
@@ -135,12 +136,32 @@ def _warn(notes: list[str]) -> None:
         warnings.warn(note, gguf_tokenizer.GGUFTokenizerWarning, stacklevel=4)
 
 
+@contextlib.contextmanager
+def _one_tensor_name_map() -> Iterator[None]:
+    """transformers maps the GGUF's tensor names to the model's once per submodule, each
+    time building gguf's whole name table again (397 tables for SmolLM2-135M, ~6 s of CPU
+    of a first load); the table depends only on the architecture and the block count, and
+    is only read, so one is built and shared.  Module-wide: under ``_convert_lock``."""
+    try:
+        import gguf as gguf_py
+    except ImportError:  # _read_gguf says what is missing
+        yield
+        return
+    real = gguf_py.get_tensor_name_map
+    gguf_py.get_tensor_name_map = functools.lru_cache(maxsize=None)(real)
+    try:
+        yield
+    finally:
+        gguf_py.get_tensor_name_map = real
+
+
 def _read_gguf(gguf: Path, steps: StepProgress) -> tuple[Any, Any, list[str]]:
     """The model, its tokenizer and the tokenizer's warnings (kept from the quieting)."""
     from transformers import AutoModelForCausalLM
 
     try:
-        model = AutoModelForCausalLM.from_pretrained(gguf.parent, gguf_file=gguf.name)
+        with _one_tensor_name_map():
+            model = AutoModelForCausalLM.from_pretrained(gguf.parent, gguf_file=gguf.name)
         steps.next_step()
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", gguf_tokenizer.GGUFTokenizerWarning)
