@@ -49,7 +49,7 @@ def server(default_lm):
     assert (folder / "config.json").is_file(), folder
     # eager: no torch.compile warm-up, which doubled the start on a busy 2-core machine;
     # the worker inside the engine-core process (vLLM's uniprocess executor): one process
-    # fewer importing vllm and torch, 68 -> 49 s of the start's CPU (docs/testing.md)
+    # fewer importing vllm and torch, about 70 -> 50 s of the start's CPU (docs/testing.md)
     srv = VllmServer(folder, max_model_len=MAX_MODEL_LEN, max_logprobs=20,
                      extra_args=("--enforce-eager",),
                      env={"VLLM_ENABLE_V1_MULTIPROCESSING": "0"})
