@@ -47,9 +47,12 @@ def server(default_lm):
         pytest.skip(why)
     folder = converted_dir(default_gguf_path())  # load_model(None) wrote it
     assert (folder / "config.json").is_file(), folder
-    # eager: no torch.compile warm-up, which doubled the start on a busy 2-core machine
+    # eager: no torch.compile warm-up, which doubled the start on a busy 2-core machine;
+    # the worker inside the engine-core process (vLLM's uniprocess executor): one process
+    # fewer importing vllm and torch, about 70 -> 50 s of the start's CPU (docs/testing.md)
     srv = VllmServer(folder, max_model_len=MAX_MODEL_LEN, max_logprobs=20,
-                     extra_args=("--enforce-eager",))
+                     extra_args=("--enforce-eager",),
+                     env={"VLLM_ENABLE_V1_MULTIPROCESSING": "0"})
     srv.start(timeout_s=480)
     print(f"\nvLLM server started in {srv.start_s:.0f} s at {srv.url}")
     yield srv

