@@ -5,6 +5,7 @@ A browser runs the same graph with onnxruntime-web; the page's own measure is
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -36,6 +37,10 @@ def session(path: Path) -> Any:
     ort = require("onnxruntime", "checking an ONNX export")
     options = ort.SessionOptions()
     options.log_severity_level = 3  # no warnings about unused initializers
+    threads = os.environ.get("OMP_NUM_THREADS", "")
+    if threads.isdigit() and int(threads) > 0:  # as torch does: no idle threads spinning
+        options.intra_op_num_threads = int(threads)
+        options.inter_op_num_threads = 1
     return ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
 
 

@@ -125,12 +125,31 @@ def export_fp32(lm: Any, path: Path, *, top_k: int, max_length: int) -> None:
     targets = torch.export.Dim("targets", min=1, max=max_length)
     cached = torch.export.Dim("cached", min=0, max=max_length)
     dynamic = ({1: length}, {1: targets}, tuple({2: cached} for _ in past_in))
-    with warnings.catch_warnings(), torch.no_grad(), _quiet_exporter():
+    with warnings.catch_warnings(), torch.no_grad(), _quiet_exporter(), _without_slices_split():
         warnings.simplefilter("ignore")
         program = torch.onnx.export(
             module, example, dynamo=True, input_names=["input_ids", "target_ids", *past_in],
             output_names=[*OUTPUT_NAMES, *present_out], dynamic_shapes=dynamic)
         program.save(str(path))
+
+
+@contextlib.contextmanager
+def _without_slices_split() -> Any:
+    """onnxscript's optimizer (``optimize=True``) without its ``SlicesSplit`` rewrite, which
+    never fires on these graphs (the same nodes with or without it, measured on a 30-layer
+    llama) and matched slowly: 59 of the optimizer's 76 CPU s (docs/testing.md)."""
+    try:
+        import onnxscript.rewriter as rewriter
+        rules = rewriter._DEFAULT_REWRITE_RULES
+    except (ImportError, AttributeError):  # another onnxscript: its rules as they are
+        yield
+        return
+    rewriter._DEFAULT_REWRITE_RULES = tuple(
+        r for r in rules if getattr(r, "name", None) != "SlicesSplit")
+    try:
+        yield
+    finally:
+        rewriter._DEFAULT_REWRITE_RULES = rules
 
 
 @contextlib.contextmanager
