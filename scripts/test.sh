@@ -19,8 +19,8 @@ bash scripts/test.sh [--quick] [PYTEST ARGS...]
              the JS unit tests and pytest on two workers (pytest-xdist, -n 2 --dist loadfile;
              tests/run_plan.py shares the files out; a worker running browser tests starts a
              JupyterLab, one kernel for its notebooks, and a Chromium).
-             On this 2-core machine, all caches empty: 28 min in all (set-up, ruff and
-             the JS tests ~3.5 min, pytest ~26 min; docs/testing.md has the timeline).
+             On this 2-core machine, all caches empty: 25.5 min in all (set-up, ruff and
+             the JS tests ~1.2 min, pytest ~24 min; docs/testing.md has the timeline).
   --quick    What a contributor needs between two edits (tests/quick_tier.txt: the scorer's
              exactness against its references, the core's units and statistics, the views'
              messages; at least 300 tests), in one process, with ruff and the JS unit tests.
