@@ -20,6 +20,9 @@ import pandas as pd
 #: The two sentences of a pair, in the order they are scored.
 SIDES = ("good", "bad")
 #: Columns ``score_pairs`` adds, in order.
+#: Pairs a pairs view shows at most (show_pairs' limit; score_pairs keeps the scored
+#: tokens of this many for it).
+MAX_SHOWN = 500
 SCORE_COLUMNS = ("good_nll", "bad_nll", "good_tokens", "bad_tokens", "delta", "correct",
                  "good_mean_nll", "bad_mean_nll", "delta_mean", "correct_mean")
 

@@ -17,12 +17,17 @@ import anywidget
 import pandas as pd
 import traitlets
 
-from ..core.pairs import SCORE_COLUMNS, SIDES, accuracy, first_difference, pairs_frame
+from ..core.pairs import (
+    MAX_SHOWN,
+    SCORE_COLUMNS,
+    SIDES,
+    accuracy,
+    first_difference,
+    pairs_frame,
+)
 from .assets import bundle_path, bundle_text
 from .export import StaticPageOutput
 
-#: Pairs sent to the front end at most (the summary says how many there were).
-MAX_SHOWN = 500
 SORTS = ("input", "delta_asc", "delta_desc")
 _OWN_TRAITS = ("pairs", "n_total", "sort", "criterion", "surprisal_unit", "objective")
 _UNIT_RENAMED = ("unit is deprecated: the pairs view's unit is surprisal_unit, as in every "

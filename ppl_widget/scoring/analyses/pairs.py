@@ -24,7 +24,7 @@ import numpy as np
 import pandas as pd
 
 from ...core.metrics import objective_labels
-from ...core.pairs import SIDES, PairsInputError, add_score_columns, pairs_frame
+from ...core.pairs import MAX_SHOWN, SIDES, PairsInputError, add_score_columns, pairs_frame
 from ...core.text_units import partition_offsets
 from ..kinds.model_kind import kind_run_settings
 from ..kinds.models import LoadedModel, as_loaded
@@ -85,10 +85,9 @@ def score_pairs(pairs: Any, lm: Any = None, **score_options: Any) -> pd.DataFram
     return out
 
 
-#: ``score_pairs``' frame.attrs key of the scored tokens of its first ``MAX_KEPT`` pairs.
+#: ``score_pairs``' frame.attrs key of the scored tokens of its first ``MAX_SHOWN`` pairs
+#: (``show_pairs`` sends no more to the front end).
 TOKEN_PIECES = "token_pieces"
-#: Pairs whose pieces are kept (``show_pairs`` sends at most 500 to the front end).
-MAX_KEPT = 500
 
 
 class TokenPieces:
@@ -101,10 +100,11 @@ class TokenPieces:
 
     def __init__(self, lm: Any, options: dict[str, Any], texts: list[str],
                  contexts: list[str] | None, pieces: list[list[tuple[str, float]]]):
-        self._model = _weak(lm)
+        self._model = weakref.ref(lm)  # a LoadedModel: only the packed path keeps pieces
         self.options = dict(options)
-        self._by_text = {(contexts[i] if contexts else "", t): tuple(pieces[i])
-                         for i, t in enumerate(texts[:2 * MAX_KEPT])}
+        # pieces covers the first MAX_SHOWN pairs' texts only: zip stops where it ends
+        self._by_text = {(context, text): tuple(p) for context, text, p
+                         in zip(contexts or [""] * len(texts), texts, pieces, strict=False)}
 
     def __deepcopy__(self, memo: dict[int, Any]) -> TokenPieces:
         return self
@@ -126,14 +126,6 @@ class TokenPieces:
 
 def _no_model() -> None:
     return None
-
-
-def _weak(lm: Any) -> Any:
-    """A callable that gives ``lm`` while it lives (a weak reference where it takes one)."""
-    try:
-        return weakref.ref(lm)
-    except TypeError:
-        return lambda: lm
 
 
 def sentence_nlls(texts: list[str], lm: Any, *, contexts: list[str] | None = None,
@@ -185,7 +177,7 @@ def sentence_nlls(texts: list[str], lm: Any, *, contexts: list[str] | None = Non
     if keep is not None and not too_long:
         keep["options"] = options
         keep["pieces"] = [_fit_pieces(laid, i, text, per_token[i])
-                          for i, text in enumerate(texts[:2 * MAX_KEPT])]
+                          for i, text in enumerate(texts[:2 * MAX_SHOWN])]
     return nll, tokens
 
 
