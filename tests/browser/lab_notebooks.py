@@ -27,12 +27,17 @@ json.dump({{"n_tokens": len(_r), "partial": _r.partial, "metrics": _r.metrics(),
 """
 
 
-def write_notebook(directory: Path, name: str, cells: list[str]) -> str:
+def new_notebook(cells: list[str]) -> nbformat.NotebookNode:
+    """A Python 3 notebook of these code cells."""
     nb = nbformat.v4.new_notebook()
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
                                  "language": "python"}
     nb.cells = [nbformat.v4.new_code_cell(c) for c in cells]
-    nbformat.write(nb, directory / name)
+    return nb
+
+
+def write_notebook(directory: Path, name: str, cells: list[str]) -> str:
+    nbformat.write(new_notebook(cells), directory / name)
     return name
 
 

@@ -7,12 +7,12 @@ import math
 import os
 import re
 
-import nbformat
 import pytest
 
 from ppl_widget import score
 
 from .conftest import ARTIFACTS, ROOT, offline_context
+from .lab_notebooks import new_notebook, open_notebook, run_all, write_notebook
 
 pytestmark = pytest.mark.browser
 
@@ -172,10 +172,7 @@ def test_nbconvert_html_offline(offline, tmp_path):
 
     from ppl_widget.core.result import ScoreResult
 
-    nb = nbformat.v4.new_notebook()
-    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
-                                 "language": "python"}
-    nb.cells = [nbformat.v4.new_code_cell(c) for c in NOTEBOOK]
+    nb = new_notebook(NOTEBOOK)
     # without saved widget state nbconvert uses the text/html (see docs/export.md)
     NotebookClient(nb, timeout=600, kernel_name="python3", store_widget_state=False,
                    resources={"metadata": {"path": str(tmp_path)}}).execute()
@@ -209,11 +206,7 @@ def test_nbconvert_execute_with_saved_state_offline(offline, tmp_path):
 
     from ppl_widget.core.result import ScoreResult
 
-    nb = nbformat.v4.new_notebook()
-    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
-                                 "language": "python"}
-    nb.cells = [nbformat.v4.new_code_cell(c) for c in NOTEBOOK]
-    nbformat.write(nb, tmp_path / "lesson.ipynb")
+    write_notebook(tmp_path, "lesson.ipynb", NOTEBOOK)
     convert = [sys.executable, "-m", "nbconvert", "--execute", "--to", "html"]
 
     env = {**os.environ, "PYTHONPATH": str(ROOT)}  # this checkout's ppl_widget
@@ -241,7 +234,6 @@ def test_nbconvert_execute_with_saved_state_offline(offline, tmp_path):
 def test_live_jupyterlab_shows_only_the_widget(lab, page):
     """Where widgets run, the widget view outranks the text/html: one live widget, no
     static copy, before and after the output's update at the end of scoring."""
-    from .lab_notebooks import open_notebook, run_all, write_notebook
 
     _, _, notebooks = lab
     name = write_notebook(notebooks, "export_live.ipynb", NOTEBOOK[:2])

@@ -21,12 +21,12 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
-import nbformat
 import pytest
 
 from ppl_widget import score
 
 from .conftest import ARTIFACTS, CHROMIUM, ROOT, _free_port, _lab_settings, offline_context
+from .lab_notebooks import write_notebook
 
 pytestmark = pytest.mark.browser
 expect = pytest.importorskip("playwright.sync_api").expect
@@ -118,14 +118,6 @@ def _stop(proc, work: Path, name: str) -> None:
         proc.kill()
     ARTIFACTS.mkdir(exist_ok=True)
     shutil.copy(work / f"{name}.log", ARTIFACTS / f"fe-{name}.log")
-
-
-def _notebook(path: Path, cells: list[str]) -> None:
-    nb = nbformat.v4.new_notebook()
-    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
-                                 "language": "python"}
-    nb.cells = [nbformat.v4.new_code_cell(c) for c in cells]
-    nbformat.write(nb, path)
 
 
 def _shot(page, name: str, **kw) -> None:
@@ -234,7 +226,7 @@ def _check_compare(page, compare, name: str) -> None:
 def notebook7(tmp_path_factory):
     _needs("notebook", "Notebook 7")
     work = tmp_path_factory.mktemp("notebook7")
-    _notebook(work / "fe.ipynb", [SETUP, *LIVE])
+    write_notebook(work, "fe.ipynb", [SETUP, *LIVE])
     port, token = _free_port(), secrets.token_hex(16)
     proc = _serve([sys.executable, "-m", "notebook", "--no-browser", "--allow-root",
                    f"--ServerApp.port={port}", "--ServerApp.ip=127.0.0.1",
@@ -264,7 +256,7 @@ def test_notebook7_live_widget(notebook7, fe_page, tiny_gpt2):
 def voila(tmp_path_factory):
     _needs("voila", "Voilà")
     work = tmp_path_factory.mktemp("voila")
-    _notebook(work / "fe.ipynb", [SETUP, *LIVE])
+    write_notebook(work, "fe.ipynb", [SETUP, *LIVE])
     port = _free_port()
     proc = _serve([sys.executable, "-m", "voila", "fe.ipynb", "--no-browser",
                    f"--port={port}", "--Voila.ip=127.0.0.1"],
@@ -374,7 +366,7 @@ def nbconvert_html(tmp_path_factory) -> Path:
     two cells, then the lesson's (one kernel start and one nbconvert serve both tests)."""
     _needs("nbconvert", "nbconvert")
     work = tmp_path_factory.mktemp("nbconvert")
-    _notebook(work / "lesson.ipynb", NEWCOMER_CELLS + STATIC_CELLS)
+    write_notebook(work, "lesson.ipynb", NEWCOMER_CELLS + STATIC_CELLS)
     subprocess.run([sys.executable, "-m", "nbconvert", "--execute", "--to", "html",
                     "lesson.ipynb"], cwd=work, env=_env(work), check=True,
                    capture_output=True, timeout=600)
@@ -426,7 +418,7 @@ def test_jupyter_book_executed_offline(browser, tmp_path, tiny_gpt2):
     every other request blocked: each widget shows its finished result."""
     _needs("jupyter_book", "Jupyter Book 2")
     theme = _myst_theme()
-    _notebook(tmp_path / "lesson.ipynb", STATIC_CELLS)
+    write_notebook(tmp_path, "lesson.ipynb", STATIC_CELLS)
     (tmp_path / "myst.yml").write_text(
         "version: 1\nproject:\n  title: ppl-widget\n  toc:\n    - file: lesson.ipynb\n"
         f"site:\n  template: {theme}\n")

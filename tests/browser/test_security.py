@@ -17,13 +17,13 @@ import json
 import time
 import urllib.request
 
-import nbformat
 import pytest
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from .conftest import ARTIFACTS, ROOT, offline_context
 from .lab_notebooks import (
     WIDGET,
+    new_notebook,
     open_notebook,
     run_all,
     shot,
@@ -290,11 +290,8 @@ def test_nbconvert_html_keeps_payloads_inert(tmp_path, offline):
     from nbclient import NotebookClient
     from nbconvert import HTMLExporter
 
-    nb = nbformat.v4.new_notebook()
-    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
-                                 "language": "python"}
-    cells = [c.replace("{payloads!r}", repr(json.dumps(PAYLOADS))) for c in NBCONVERT_CELLS]
-    nb.cells = [nbformat.v4.new_code_cell(c) for c in cells]
+    nb = new_notebook([c.replace("{payloads!r}", repr(json.dumps(PAYLOADS)))
+                       for c in NBCONVERT_CELLS])
     NotebookClient(nb, timeout=600, kernel_name="python3", store_widget_state=False,
                    resources={"metadata": {"path": str(tmp_path)}}).execute()
     counts = json.loads("".join(o.get("text", "") for o in nb.cells[2].outputs))
