@@ -132,24 +132,39 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object | 
 
 
 _niced = False
-#: Where each test's worker, start and end go, one line per test, when set: the run's
+#: Where each test's worker, start, end and CPU go, one line per test, when set: the run's
 #: timeline, to see which worker finishes last and with what (docs/testing.md).
 TIMELINE = os.environ.get("PPL_WIDGET_TEST_TIMELINE")
-_started: dict[str, float] = {}
+_started: dict[str, tuple[float, float]] = {}
+
+
+def tree_cpu() -> float:
+    """CPU seconds of this process and every process under it, those it waited for included
+    (a kernel, Chromium, a server): what a test costs the machine, not only its wall time."""
+    import psutil  # ipykernel's dependency; only a timeline run reads it
+
+    me = psutil.Process()
+    total = 0.0
+    for proc in [me, *me.children(recursive=True)]:
+        with contextlib.suppress(psutil.Error):  # one that ended meanwhile
+            total += sum(proc.cpu_times()[:4])  # user, system and their waited children's
+    return total
 _plugins: pytest.PytestPluginManager | None = None
 
 
 def pytest_runtest_logstart(nodeid: str, location: object) -> None:
     # the controller of a distributed run hears of each test only as it ends: workers only
     if TIMELINE and not (_plugins and _plugins.hasplugin("dsession")):  # xdist's controller
-        _started[nodeid] = time.time()
+        _started[nodeid] = (time.time(), tree_cpu())
 
 
 def pytest_runtest_logfinish(nodeid: str, location: object) -> None:
     if TIMELINE and nodeid in _started:
         worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
+        start, cpu = _started.pop(nodeid)
         with open(TIMELINE, "a") as f:  # one short line per write: appends do not interleave
-            f.write(f"{worker}\t{_started.pop(nodeid):.2f}\t{time.time():.2f}\t{nodeid}\n")
+            f.write(f"{worker}\t{start:.2f}\t{time.time():.2f}\t{nodeid}"
+                    f"\t{tree_cpu() - cpu:.2f}\n")
 
 
 def pytest_runtest_setup(item: pytest.Item) -> None:
