@@ -98,7 +98,10 @@ def become_kernel(conn: socket.socket, req: dict, fds: list[int], others: list) 
     if "torch" in sys.modules:  # seeded from the OS at its import, as here
         sys.modules["torch"].default_generator.seed()
 
-    conn.sendall(json.dumps({"pid": os.getpid()}).encode() + b"\n")
+    try:
+        conn.sendall(json.dumps({"pid": os.getpid()}).encode() + b"\n")
+    except OSError:  # its client gave up waiting (and started an ordinary kernel)
+        os._exit(1)
     conn.close()  # the server's copy tells it when the client goes
     runpy.run_module("ipykernel_launcher", run_name="__main__", alter_sys=True)
     raise SystemExit(0)
@@ -151,7 +154,12 @@ def serve(listener: socket.socket) -> None:
                 reason = why_not(req, fds, looked_up)
             if reason is not None:
                 print(f"kernel fork server: an ordinary kernel ({reason})", file=sys.stderr)
-                conn.sendall(json.dumps({"fallback": reason}).encode() + b"\n")
+                try:
+                    conn.sendall(json.dumps({"fallback": reason}).encode() + b"\n")
+                except OSError:
+                    pass  # gone already
+            elif gone(conn):  # it gave up waiting for the imports above
+                reason = "the client went away"
             else:
                 others = [listener, wake_r, wake_w, *kernels.values()]
                 pid = os.fork()
@@ -165,6 +173,11 @@ def serve(listener: socket.socket) -> None:
     finally:
         if os.getpid() == server_pid:
             end_kernels(kernels)
+
+
+def gone(conn: socket.socket) -> bool:
+    ready, _, _ = select.select([conn], [], [], 0)
+    return bool(ready) and not conn.recv(1, socket.MSG_PEEK)
 
 
 def reap(kernels: dict[int, socket.socket]) -> None:
