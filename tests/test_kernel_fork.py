@@ -22,7 +22,7 @@ jupyter_client = pytest.importorskip("jupyter_client")
 SEEDS = """
 import json, os, sys
 report = {"forked": "torch" in sys.modules, "own_group": os.getpgid(0) == os.getpid(),
-          "pid": os.getpid()}
+          "pid": os.getpid(), "inductor_dir": os.environ.get("TORCHINDUCTOR_CACHE_DIR")}
 import numpy, torch
 report["seeds"] = [torch.initial_seed(), float(numpy.random.rand())]
 """
@@ -86,7 +86,10 @@ def test_a_forked_kernel_is_a_kernel_of_its_own_that_interrupts_and_dies_like_on
         assert ("still here\n", []) in (run(kc, "print('still here')") for _ in range(2))
     # shutdown_kernel(now=True) SIGKILLs the client's group: the kernel goes too
     assert gone(first["pid"]), "the forked kernel outlived its client"
-    with kernel() as (km, kc):
+    # torch._dynamo's import writes its cache folder into the environment: a kernel started
+    # by a process that imported it (a test worker) inherits that, and is forked too
+    assert first["inductor_dir"]
+    with kernel(TORCHINDUCTOR_CACHE_DIR=first["inductor_dir"]) as (km, kc):
         second = json.loads(run(kc, SEEDS + "print(json.dumps(report))")[0])
     assert first["forked"] and second["forked"] and first["own_group"]
     assert first["seeds"][0] != second["seeds"][0] and first["seeds"][1] != second["seeds"][1]

@@ -41,7 +41,10 @@ def read_request(conn: socket.socket) -> tuple[dict, list[int]]:
     return json.loads(body), fds
 
 
-def why_not(req: dict, fds: list[int], looked_up: set[str]) -> str | None:
+def why_not(req: dict, fds: list[int], looked_up: set[str], written: dict[str, str]) -> str | None:
+    """Why this request cannot have a forked kernel (None: it can). A variable may also
+    have the value the warm imports wrote themselves (torch._dynamo sets its cache folder
+    so), as a kernel's own process started from one that imported them inherits it."""
     from warm_imports import compared
 
     if len(fds) != 3:
@@ -49,7 +52,7 @@ def why_not(req: dict, fds: list[int], looked_up: set[str]) -> str | None:
     theirs = compared(req["env"], looked_up)
     ours = compared(START_ENV, looked_up)
     keys = set(theirs) | set(ours)
-    differ = sorted(k for k in keys if theirs.get(k) != ours.get(k))
+    differ = sorted(k for k in keys if theirs.get(k) not in (ours.get(k), written.get(k)))
     if differ:
         return f"another load-time environment: {', '.join(differ)}"
     return None
@@ -63,7 +66,8 @@ def fresh_std_streams() -> None:
     sys.stdin.reconfigure(line_buffering=os.isatty(0))
 
 
-def become_kernel(conn: socket.socket, req: dict, fds: list[int], others: list) -> None:
+def become_kernel(conn: socket.socket, req: dict, fds: list[int], others: list,
+                  written: dict[str, str]) -> None:
     """In the forked child: turn into `python -m ipykernel_launcher ARGV` as the client
     would have started it. Never returns: the kernel's end raises SystemExit."""
     import random
@@ -85,6 +89,7 @@ def become_kernel(conn: socket.socket, req: dict, fds: list[int], others: list) 
     if req["nice"] > os.nice(0):  # the niceness its starter has, as a kernel inherits it
         os.nice(req["nice"] - os.nice(0))
     os.environ.clear()
+    os.environ.update(written)  # as the warm imports would have in this kernel
     os.environ.update(req["env"])
     extra = [os.path.abspath(e) for e in req["env"].get("PYTHONPATH", "").split(os.pathsep) if e]
     sys.path[:] = list(dict.fromkeys([os.getcwd(), *extra, *BASE_PATH]))
@@ -116,6 +121,7 @@ def serve(listener: socket.socket) -> None:
     kernels: dict[int, socket.socket] = {}  # pid -> its client's connection
     killed: set[int] = set()  # whose client went away: reaped soon
     looked_up: set[str] | None = None  # what the warm imports read (once they ran)
+    written: dict[str, str] = {}  # and what they wrote into the environment
     server_pid = os.getpid()
     try:
         while True:
@@ -151,7 +157,8 @@ def serve(listener: socket.socket) -> None:
                     from warm_imports import import_all
 
                     looked_up = import_all()
-                reason = why_not(req, fds, looked_up)
+                    written = {k: v for k, v in os.environ.items() if START_ENV.get(k) != v}
+                reason = why_not(req, fds, looked_up, written)
             if reason is not None:
                 print(f"kernel fork server: an ordinary kernel ({reason})", file=sys.stderr)
                 try:
@@ -164,7 +171,7 @@ def serve(listener: socket.socket) -> None:
                 others = [listener, wake_r, wake_w, *kernels.values()]
                 pid = os.fork()
                 if pid == 0:
-                    become_kernel(conn, req, fds, others)
+                    become_kernel(conn, req, fds, others, written)
                 kernels[pid] = conn
             for fd in fds:
                 os.close(fd)
