@@ -5,11 +5,13 @@ that has already imported torch, and behaves as that kernel's process towards it
 It hands over its argv, environment, working directory, umask, priority (a test worker
 lowers its own: tests/run_plan.py) and stdin/stdout/stderr; relays
 SIGINT (an interrupt) and SIGTERM to the kernel's process group; exits with the kernel's
-exit status. If it is killed (SIGKILL on shutdown), the kernel sees its socket close and
-kills its own group. If its manager exits, it exits as ipykernel's parent poller would.
+exit status. If it is killed (SIGKILL on shutdown), the server sees its socket close and
+kills the kernel's group. If its manager exits, it exits as ipykernel's parent poller would.
 When the server cannot be reached or declines (an environment it was not started with),
 it becomes an ordinary `python -m ipykernel_launcher`. Standard library only: it must
 start in milliseconds."""
+
+from __future__ import annotations
 
 import json
 import os
