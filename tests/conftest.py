@@ -12,15 +12,28 @@ import pytest
 # tests.conftest (for _tiny), and run_plan must import there too
 if os.path.dirname(os.path.abspath(__file__)) not in sys.path:
     sys.path.append(os.path.dirname(os.path.abspath(__file__)))
+# the run's "python3" kernels, forked from one process that imported torch once
+import kernel_fork  # noqa: E402
+
 # how the suite shares out over pytest-xdist's workers (scripts/test.sh runs two)
 from run_plan import (  # noqa: E402, F401
     pytest_collection_modifyitems,
-    pytest_configure,
     pytest_runtest_logfinish,
     pytest_runtest_logstart,
     pytest_runtest_setup,
     pytest_xdist_make_scheduler,
 )
+from run_plan import pytest_configure as _plan_configure  # noqa: E402
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    _plan_configure(config)
+    kernel_fork.start()  # here: before pytest-xdist starts its workers, which share it
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    kernel_fork.stop()
+
 
 # no test may reach a hub: fail fast instead of retrying for half a minute
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
