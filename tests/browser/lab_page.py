@@ -1,9 +1,10 @@
 """One JupyterLab page per test process, shared by the tests that need only "a notebook
 open in JupyterLab".
 
-Booting JupyterLab in Chromium costs ~8.6 s of CPU (Chromium and the server, measured
-2026-11-29), and the page is not what those tests are about: each opens its notebook in
-the app already loaded (lab_notebooks.open_notebook).  After each test (its final
+A test that boots JupyterLab in a new page spends about 2 s more CPU (Chromium and the
+server) than one that opens its notebook in the app already loaded (docs/testing.md,
+issue 48), and the page is not what those tests are about: each opens its notebook there
+(lab_notebooks.open_notebook).  After each test (its final
 screenshot taken, ``SharedLabPage.give_back``) what it hooked onto the page (``page.on``
 handlers, routes) is removed and what it left is undone: its documents closed (their
 widget views and kernel connections with them), the light theme back, the viewport, mouse,
