@@ -16,8 +16,6 @@ from pathlib import Path
 import pytest
 from background_setup import wait_for
 
-from .lab_page import SharedLabPage, new_page
-
 ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = ROOT / "test-artifacts"
 CHROMIUM = os.environ.get("PPL_WIDGET_CHROMIUM", "/usr/bin/chromium")
@@ -107,44 +105,23 @@ def browser():
         b.close()
 
 
-@pytest.fixture(scope="session")
-def shared_lab_page(browser):
-    """The JupyterLab page the tests of this process take turns on (lab_page.py)."""
-    shared = SharedLabPage(browser)
-    yield shared
-    shared.close()
-
-
-_FAILED = pytest.StashKey[bool]()
-
-
-@pytest.hookimpl(wrapper=True)
-def pytest_runtest_makereport(item, call):
-    report = yield
-    if report.failed:
-        item.stash[_FAILED] = True
-    return report
-
-
 @pytest.fixture
 def page(browser, request):
-    """A page for the test.  A JupyterLab test (one using ``lab``) gets the process's
-    shared JupyterLab page, tidied after the last test (lab_page.py; a new one if it is
-    marked ``fresh_page``); every other test a new page in a context of its own."""
-    shared = None
-    if "lab" in request.fixturenames:
-        shared, base = request.getfixturevalue("shared_lab_page"), request.getfixturevalue("lab")[0]
-        pg = shared.take(base, new=request.node.get_closest_marker("fresh_page") is not None)
-    else:
-        pg = new_page(browser)
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    pg = context.new_page()
+    pg.dialogs = []  # any alert() from the page would be a script that ran
+
+    def on_dialog(dialog):
+        pg.dialogs.append(dialog.message)
+        dialog.dismiss()
+
+    pg.on("dialog", on_dialog)
+    pg.console_errors = []
+    pg.on("console", lambda m: m.type == "error" and pg.console_errors.append(m.text))
     yield pg
     ARTIFACTS.mkdir(exist_ok=True)
-    if not pg.is_closed():
-        pg.screenshot(path=str(ARTIFACTS / f"{request.node.name}-final.png"))
-    if shared is not None:
-        shared.give_back(base, failed=request.node.stash.get(_FAILED, False))
-    else:
-        pg.context.close()
+    pg.screenshot(path=str(ARTIFACTS / f"{request.node.name}-final.png"))
+    context.close()
 
 
 def offline_context(browser, allowed: str = "file:", height: int = 1000):

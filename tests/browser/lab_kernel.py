@@ -87,11 +87,6 @@ def shared_kernel(lab: tuple) -> str:
     return kernel_id
 
 
-def shared_kernel_id(lab: tuple) -> str | None:
-    """The id of the server's shared kernel, if it has started one (no reset)."""
-    return _kernel_ids.get(lab[0])
-
-
 def bind_notebook(lab: tuple, name: str) -> None:
     """A session for notebook ``name`` on the shared kernel: JupyterLab, opening the
     notebook, finds the session for its path and connects to that kernel."""

@@ -1,7 +1,6 @@
 """The notebooks the JupyterLab tests write and open, and what they read back: a
-notebook written from cells, opened on the shared kernel (lab_kernel.py) in the shared
-JupyterLab page (lab_page.py), run, its JSON dump waited for, the page's numbers and
-colours read."""
+notebook written from cells, opened in its own workspace on the shared kernel
+(lab_kernel.py), run, its JSON dump waited for, the page's numbers and colours read."""
 
 from __future__ import annotations
 
@@ -12,8 +11,7 @@ from pathlib import Path
 import nbformat
 
 from .conftest import ARTIFACTS
-from .lab_kernel import bind_notebook, shared_kernel_id
-from .lab_page import runs_jupyterlab
+from .lab_kernel import bind_notebook
 
 WIDGET = ".pplw-root"
 SCORED_TOKEN = f"{WIDGET} .pplw-tok"
@@ -43,44 +41,24 @@ def write_notebook(directory: Path, name: str, cells: list[str]) -> str:
     return name
 
 
-#: Open a notebook in the JupyterLab already loaded: the server's sessions read again
-#: first, so that the notebook finds the session bind_notebook made for it (as a page
-#: loading JupyterLab does), instead of starting a kernel of its own.
-OPEN_IN_APP = """async (path) => { const app = window.jupyterapp;
-    await app.serviceManager.sessions.refreshRunning();
-    await app.commands.execute('docmanager:open', {path, factory: 'Notebook'}); }"""
-
-#: The notebook shown and connected; then only it in the main area (a launcher JupyterLab
-#: put up when the last document closed goes).
-SHOWN = """(name) => { const app = window.jupyterapp, w = app && app.shell.currentWidget;
-    if (!(w && w.sessionContext && w.context && w.context.path === name)) return false;
-    for (const other of [...app.shell.widgets('main')]) if (other !== w) other.close();
-    return true; }"""
-
-
 def open_notebook(page, lab, name: str, fresh_kernel: bool = False) -> None:
-    """Open notebook ``name`` on the shared kernel (reset) or, with ``fresh_kernel``, on a
-    kernel started for it, and wait until that kernel is idle.  A page already showing
-    this JupyterLab (the shared one, lab_page.py) opens it there, in place of the
-    documents before; any other loads JupyterLab with it, in a workspace of its own."""
+    """Open notebook ``name`` in a workspace of its own, on the shared kernel (reset) or,
+    with ``fresh_kernel``, on a kernel started for it, and wait until that kernel is idle."""
     base, token, _ = lab
     if not fresh_kernel:
         bind_notebook(lab, name)
-    if runs_jupyterlab(page, base):
-        page.evaluate(OPEN_IN_APP, name)
-    else:
-        # a workspace of its own, reset: no tab restored from an earlier test
-        workspace = name.replace(".", "-")
-        page.goto(f"{base}/lab/workspaces/{workspace}/tree/{name}?token={token}&reset")
-    page.wait_for_function(SHOWN, arg=name, timeout=60_000)
+    # a workspace of its own, reset: no tab restored from an earlier test
+    workspace = name.replace(".", "-")
+    page.goto(f"{base}/lab/workspaces/{workspace}/tree/{name}?token={token}&reset")
+    page.wait_for_function(
+        "(name) => { const w = window.jupyterapp && window.jupyterapp.shell.currentWidget;"
+        " return w && w.sessionContext && w.context && w.context.path === name; }",
+        arg=name, timeout=60_000)
     # wait until the kernel is up, so "run" runs instead of queueing behind a start-up
     page.wait_for_function(
         "() => { const s = window.jupyterapp.shell.currentWidget.sessionContext;"
         " return s.session && s.session.kernel && s.session.kernel.status === 'idle'; }",
         timeout=60_000)
-    if not fresh_kernel:  # the shared kernel, not one JupyterLab started for the notebook
-        assert page.evaluate("() => window.jupyterapp.shell.currentWidget.sessionContext"
-                             ".session.kernel.id") == shared_kernel_id(lab)
 
 
 def run_all(page) -> None:

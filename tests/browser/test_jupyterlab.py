@@ -227,7 +227,6 @@ w
 """
 
 
-@pytest.mark.fresh_page  # it bounds the page's own times: no earlier test's notebook in it
 def test_a_hundred_thousand_tokens_stay_responsive(lab, page):
     _, _, notebooks = lab
     name = write_notebook(notebooks, "large.ipynb", [
