@@ -122,7 +122,6 @@ def serve(listener: socket.socket) -> None:
     killed: set[int] = set()  # whose client went away: reaped soon
     looked_up: set[str] | None = None  # what the warm imports read (once they ran)
     written: dict[str, str] = {}  # and what they wrote into the environment
-    server_pid = os.getpid()
     try:
         while True:
             watched = [listener, sys.stdin, wake_r,
@@ -178,7 +177,7 @@ def serve(listener: socket.socket) -> None:
             if reason is not None:
                 conn.close()
     finally:
-        if os.getpid() == server_pid:
+        if os.getpid() == SERVER_PID:  # not in a forked kernel unwinding
             end_kernels(kernels)
 
 
