@@ -111,7 +111,9 @@ fi
 # llama.cpp's tokenizer test suite (models/ggml-vocab-*.gguf with .inp/.out), which
 # tests/test_gguf_tokenizer.py checks the GGUF tokenizers against: fetched once from the
 # llama-cpp-python sdist on PyPI (76 MB, nothing built), only those files extracted (75 MB),
-# into the package's cache folder (tests/llama_vocab_suite.py reads it there).
+# into the package's cache folder (tests/llama_vocab_suite.py reads it there). The sdist
+# only: `--no-binary :all:` held its build requirements to sdists too, and pip built them
+# (CMake among them) to read its metadata, 100 s of CPU (docs/testing.md).
 LLAMA_CPP_SDIST=llama-cpp-python==0.3.36
 CACHE="${PPL_WIDGET_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/ppl_widget}"
 VOCAB_DIR="${PPL_WIDGET_LLAMA_VOCAB:-$CACHE/llama-cpp-vocab}"
@@ -123,8 +125,8 @@ fi
 fetch_vocab() {
   local sdist_dir
   sdist_dir=$(mktemp -d)
-  python -m pip download --quiet --disable-pip-version-check --no-deps --no-binary :all: \
-    "$LLAMA_CPP_SDIST" -d "$sdist_dir"
+  python -m pip download --quiet --disable-pip-version-check --no-deps \
+    --no-binary "${LLAMA_CPP_SDIST%%==*}" "$LLAMA_CPP_SDIST" -d "$sdist_dir"
   mkdir -p "$VOCAB_DIR"
   tar -xzf "$sdist_dir"/llama_cpp_python-*.tar.gz -C "$VOCAB_DIR" --strip-components=4 \
     --wildcards '*/vendor/llama.cpp/models/ggml-vocab-*'
