@@ -5,8 +5,10 @@ once for real."""
 
 from __future__ import annotations
 
+import inspect
 import io
 import time
+from pathlib import Path
 
 import pytest
 
@@ -252,3 +254,39 @@ def test_a_load_that_waits_for_another_process_converting_reads_its_copy(fake_gg
     waiter.join(120)
     assert conversions == [] and len(loaded) == 1  # read, not converted again
     assert loaded[0][0].config.n_embd == tiny_gpt2.model.config.n_embd
+
+
+def test_a_conversion_reads_the_gguf_file_once(fake_gguf, tiny_gpt2, monkeypatch):
+    """transformers opens a GGUFReader for the config and another for the weights, each
+    parsing the whole vocabulary (~5 s of CPU): within a conversion both get one reader,
+    and gguf's own class is back afterwards."""
+    gguf_py = pytest.importorskip("gguf")
+    from transformers import AutoModelForCausalLM, modeling_gguf_pytorch_utils
+
+    from ppl_widget import load_model
+
+    # transformers looks the class up in gguf at each call, where the conversion's reader is
+    assert "from gguf import GGUFReader" in inspect.getsource(
+        modeling_gguf_pytorch_utils.load_gguf_checkpoint)
+    opened: list[str] = []
+
+    class CountingReader:
+        def __init__(self, path, mode="r"):
+            opened.append(str(path))
+
+    monkeypatch.setattr(gguf_py, "GGUFReader", CountingReader)
+    gguf, conversions = fake_gguf
+    convert = AutoModelForCausalLM.from_pretrained
+
+    def reading_twice(path, *args, **kwargs):
+        if "gguf_file" in kwargs:  # as transformers: the config's reader, the weights'
+            from gguf import GGUFReader
+
+            file = Path(path) / kwargs["gguf_file"]
+            assert GGUFReader(file) is GGUFReader(str(file))
+        return convert(path, *args, **kwargs)
+
+    monkeypatch.setattr(AutoModelForCausalLM, "from_pretrained", reading_twice)
+    load_model(str(gguf), device="cpu")
+    assert conversions == [gguf.parent] and opened == [str(gguf)]
+    assert gguf_py.GGUFReader is CountingReader

@@ -137,22 +137,39 @@ def _warn(notes: list[str]) -> None:
 
 
 @contextlib.contextmanager
-def _one_tensor_name_map() -> Iterator[None]:
-    """transformers maps the GGUF's tensor names to the model's once per submodule, each
-    time building gguf's whole name table again (397 tables for SmolLM2-135M, ~6 s of CPU
-    of a first load); the table depends only on the architecture and the block count, and
-    is only read, so one is built and shared.  Module-wide: under ``_convert_lock``."""
+def _read_once() -> Iterator[None]:
+    """What transformers reads of a GGUF file more than once per conversion, read once.
+
+    - The name table: transformers maps the GGUF's tensor names to the model's once per
+      submodule, each time building gguf's whole name table again (397 tables for
+      SmolLM2-135M, ~6 s of CPU of a first load); it depends only on the architecture and
+      the block count, and is only read.
+    - The file's reader: transformers opens a ``GGUFReader`` for the config and another
+      for the weights, and each parses every metadata field, the vocabulary's 49,152
+      strings and 48,900 merges element by element (~5 s of CPU each); both only read it.
+
+    Module-wide: under ``_convert_lock``."""
     try:
         import gguf as gguf_py
     except ImportError:  # _read_gguf says what is missing
         yield
         return
-    real = gguf_py.get_tensor_name_map
-    gguf_py.get_tensor_name_map = functools.lru_cache(maxsize=None)(real)
+    real_map, real_reader = gguf_py.get_tensor_name_map, gguf_py.GGUFReader
+    readers: dict[tuple[str, str], Any] = {}
+
+    def reader(path: Any, mode: str = "r") -> Any:
+        key = (os.path.realpath(path), mode)
+        if key not in readers:
+            readers[key] = real_reader(path, mode)
+        return readers[key]
+
+    gguf_py.get_tensor_name_map = functools.lru_cache(maxsize=None)(real_map)
+    gguf_py.GGUFReader = reader
     try:
         yield
     finally:
-        gguf_py.get_tensor_name_map = real
+        gguf_py.get_tensor_name_map, gguf_py.GGUFReader = real_map, real_reader
+        readers.clear()
 
 
 def _read_gguf(gguf: Path, steps: StepProgress) -> tuple[Any, Any, list[str]]:
@@ -160,7 +177,7 @@ def _read_gguf(gguf: Path, steps: StepProgress) -> tuple[Any, Any, list[str]]:
     from transformers import AutoModelForCausalLM
 
     try:
-        with _one_tensor_name_map():
+        with _read_once():
             model = AutoModelForCausalLM.from_pretrained(gguf.parent, gguf_file=gguf.name)
         steps.next_step()
         with warnings.catch_warnings(record=True) as caught:
