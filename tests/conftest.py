@@ -15,6 +15,10 @@ if os.path.dirname(os.path.abspath(__file__)) not in sys.path:
 # the run's "python3" kernels, forked from one process that imported torch once
 import kernel_fork  # noqa: E402
 
+# whether this run deselected tests: tests/collect_probe.py then collects in a process of
+# its own instead of reading this session's tests
+from collect_probe import pytest_deselected  # noqa: E402, F401
+
 # how the suite shares out over pytest-xdist's workers (scripts/test.sh runs two)
 from run_plan import (  # noqa: E402, F401
     pytest_collection_modifyitems,

@@ -25,8 +25,8 @@ def test_every_file_of_the_quick_tier_exists_once():
     assert all((ROOT / f).is_file() and f.startswith("tests/test_") for f in files), files
 
 
-def test_the_quick_tier_collects_300_tests_that_need_no_slow_set_up(tmp_path):
-    rows = collect(quick_files(), tmp_path)
+def test_the_quick_tier_collects_300_tests_that_need_no_slow_set_up(tmp_path, request):
+    rows = collect(quick_files(), tmp_path, request.session)
     assert len(rows) >= MIN_TESTS, len(rows)
     slow = [(r["id"], sorted(SLOW_MARKS & set(r["marks"])),
              sorted(SLOW_FIXTURES & set(r["fixtures"]))) for r in rows

@@ -25,9 +25,9 @@ def test_every_named_file_exists():
         assert (ROOT / prefix.split("::")[0]).exists(), prefix
 
 
-def test_the_spread_tests_share_no_module_fixture(tmp_path):
+def test_the_spread_tests_share_no_module_fixture(tmp_path, request):
     """A module fixture of a spread file would be made once per worker."""
-    rows = collect(list(SPREAD), tmp_path)
+    rows = collect(list(SPREAD), tmp_path, request.session)
     assert rows
     assert not [(r["id"], r["shared"]) for r in rows if r["shared"]]
 
