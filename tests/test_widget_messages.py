@@ -235,3 +235,30 @@ def test_infinite_metrics_travel_as_infinity_strings(sent):
         json.dumps(metrics, allow_nan=False)
     page = export.result_to_html(res)
     assert '"word_ppl":"Infinity"' in page and "per word inf" in page
+
+
+EXIT_MID_RUN = """
+import sys, time
+sys.path.insert(0, {tests!r})
+from conftest import _tiny
+from ppl_widget.views.widget import PerplexityWidget
+w = PerplexityWidget("hello there general kenobi " * 2000, _tiny("gpt2"), max_length=32, stride=16)
+time.sleep(0.3)
+print(w.status, flush=True)  # still scoring as the script ends
+"""
+
+
+def test_a_script_that_exits_mid_run_exits_cleanly():
+    """The run's thread is stopped at exit: left inside torch while the interpreter
+    finalizes, it aborted the process (exit status 134, "terminate called without an
+    active exception")."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    code = EXIT_MID_RUN.format(tests=str(Path(__file__).parent))
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=120)
+    assert proc.stdout.strip() == "scoring", proc.stdout + proc.stderr[-2000:]
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert "terminate called" not in proc.stderr

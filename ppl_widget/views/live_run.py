@@ -10,11 +10,17 @@ cancelled, failed), the widget hears it once, through ``end``; an error is also 
 
 from __future__ import annotations
 
+import atexit
 import logging
 import threading
+import weakref
 from collections.abc import Callable
 
 log = logging.getLogger(__name__)
+#: every LiveRun with a thread started: stopped at the interpreter's exit (below)
+_RUNS: weakref.WeakSet[LiveRun] = weakref.WeakSet()
+#: how long the exit waits for a run to stop (it stops after the forward pass in progress)
+EXIT_WAIT_S = 60.0
 
 #: ``work(run_id, cancel)``: the run's body, in the thread; it stops soon after ``cancel``
 #: and returns how it ended, "done" or "cancelled" (None: superseded, nothing to tell).
@@ -47,6 +53,7 @@ class LiveRun:
                                         args=(work, self.run_id, self._cancel),
                                         name=f"ppl-widget-{self.name}", daemon=True)
         self._thread.start()
+        _RUNS.add(self)
         return self.run_id
 
     def is_current(self, run_id: int) -> bool:
@@ -83,3 +90,15 @@ class LiveRun:
             return
         if status is not None and self.is_current(run_id):
             self._end(run_id, status, None)
+
+
+@atexit.register
+def _stop_runs_at_exit() -> None:
+    """A script that exits while a widget scores: the run is cancelled and waited for.
+    A daemon thread still inside torch when the interpreter finalizes aborts the process
+    ("terminate called without an active exception", exit status 134)."""
+    runs = list(_RUNS)
+    for run in runs:
+        run.supersede()  # nothing more is told to a widget that is going away
+    for run in runs:
+        run.wait(EXIT_WAIT_S, raise_error=False)
