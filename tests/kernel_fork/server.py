@@ -12,16 +12,23 @@ on SIGTERM."""
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import select
 import signal
 import socket
 import sys
+import time
 
 #: The environment the server started with: a kernel must share its load-time part
 START_ENV = dict(os.environ)
 START_PATH = list(os.environ.get("PYTHONPATH", "").split(os.pathsep))
+#: where the timeline is written (tests/run_plan.py), each ended kernel's row goes beside it:
+#: worker, start, end, CPU seconds, the test that asked (the one running then, if it knew)
+KERNEL_LOG = (os.environ["PPL_WIDGET_TEST_TIMELINE"] + ".kernels"
+              if os.environ.get("PPL_WIDGET_TEST_TIMELINE") else None)
+_started: dict[int, tuple[float, str, str]] = {}  # pid -> start, worker, test
 #: sys.path without this script's folder and PYTHONPATH's entries: the interpreter's own
 BASE_PATH = [p for p in sys.path[1:]
              if p not in {os.path.abspath(e) for e in START_PATH if e}]
@@ -168,10 +175,17 @@ def serve(listener: socket.socket) -> None:
                 reason = "the client went away"
             else:
                 others = [listener, wake_r, wake_w, *kernels.values()]
+                # the imports' objects out of the collector's reach, in the kernel too: its
+                # collections (one at its exit alone took ~2 s with them) no longer walk
+                # them, nor copy their pages (Python's gc.freeze docs; docs/testing.md)
+                gc.freeze()
                 pid = os.fork()
                 if pid == 0:
                     become_kernel(conn, req, fds, others, written)
                 kernels[pid] = conn
+                if KERNEL_LOG:
+                    _started[pid] = (time.time(), req["env"].get("PYTEST_XDIST_WORKER", ""),
+                                     req["env"].get("PYTEST_CURRENT_TEST", ""))
             for fd in fds:
                 os.close(fd)
             if reason is not None:
@@ -189,11 +203,16 @@ def gone(conn: socket.socket) -> bool:
 def reap(kernels: dict[int, socket.socket]) -> None:
     while kernels:
         try:
-            pid, status = os.waitpid(-1, os.WNOHANG)
+            pid, status, usage = os.wait4(-1, os.WNOHANG)
         except ChildProcessError:
             return
         if pid == 0:
             return
+        if KERNEL_LOG and pid in _started:
+            start, worker, test = _started.pop(pid)
+            with open(KERNEL_LOG, "a") as f:
+                f.write(f"{worker}\t{start:.2f}\t{time.time():.2f}\t"
+                        f"{usage.ru_utime + usage.ru_stime:.2f}\t{test}\n")
         conn = kernels.pop(pid, None)
         if conn is not None:
             try:
@@ -212,8 +231,6 @@ def signal_group(pid: int, signum: int) -> None:
 
 def end_kernels(kernels: dict[int, socket.socket]) -> None:
     """The run ended with kernels still up (a test that left one): end them, no orphans."""
-    import time
-
     for sig in (signal.SIGTERM, signal.SIGKILL):
         for pid in list(kernels):
             signal_group(pid, sig)
