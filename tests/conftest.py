@@ -39,6 +39,16 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     kernel_fork.stop()
 
 
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """What the collection imported (torch, transformers, every test module) out of the
+    cyclic collector's reach: its full collections, a few dozen a run, walked all of it
+    each time (on five test files, 6.1 -> 3.3 s of collecting; docs/testing.md, issue 48).
+    What tests make afterwards is collected as before."""
+    import gc
+
+    gc.freeze()
+
+
 # no test may reach a hub: fail fast instead of retrying for half a minute
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 # the reading-time data: the shared copy beside the repository (tests/meco_data.py), for
