@@ -1,3 +1,3 @@
-from . import main
+from . import console
 
-raise SystemExit(main())
+raise SystemExit(console())
