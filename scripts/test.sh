@@ -95,10 +95,10 @@ bash scripts/setup.sh
 # Everything below, and every process a test starts (jupyter, ppl-widget, torchrun,
 # kernels), runs from the project environment.
 source .venv/bin/activate
-# Every Python process of the run skips collecting its heap at exit, after its exit
-# handlers: ~2.5 s of CPU in each that imported torch, about a hundred a run
-# (tests/exit_hook/sitecustomize.py says what is skipped; docs/testing.md, issue 48).
-export PYTHONPATH="$PWD/tests/exit_hook${PYTHONPATH:+:$PYTHONPATH}"
+# Every Python process of the run collects cycles less often, and not at exit: ~2 s of CPU
+# at its imports and ~2.5 s at its end in each that imported torch, about a hundred a run
+# (tests/site_hooks/sitecustomize.py says what changes; docs/testing.md, issue 48).
+export PYTHONPATH="$PWD/tests/site_hooks${PYTHONPATH:+:$PYTHONPATH}"
 # The test and benchmark extras, and lm-evaluation-harness's own HFLM, which
 # benchmarks/bench_pairs.py and bench_gpu.py time against (their --smoke forms run in
 # tests/test_scorer_bench_smoke.py; --no-deps: it imports with what the extras bring).
