@@ -105,17 +105,19 @@ def browser():
         b.close()
 
 
+def record_dialogs(pg) -> list[str]:
+    """Every dialog the page opens, dismissed, its message kept in ``pg.dialogs``: any
+    ``alert()`` from the page would be a script that ran."""
+    pg.dialogs = []
+    pg.on("dialog", lambda d: (pg.dialogs.append(d.message), d.dismiss()))
+    return pg.dialogs
+
+
 @pytest.fixture
 def page(browser, request):
     context = browser.new_context(viewport={"width": 1280, "height": 900})
     pg = context.new_page()
-    pg.dialogs = []  # any alert() from the page would be a script that ran
-
-    def on_dialog(dialog):
-        pg.dialogs.append(dialog.message)
-        dialog.dismiss()
-
-    pg.on("dialog", on_dialog)
+    record_dialogs(pg)
     pg.console_errors = []
     pg.on("console", lambda m: m.type == "error" and pg.console_errors.append(m.text))
     yield pg
@@ -140,9 +142,9 @@ def offline_context(browser, allowed: str = "file:", height: int = 1000):
 
     context.route("**/*", route)
     pg = context.new_page()
-    pg.attempted, pg.errors, pg.dialogs = attempted, [], []
+    pg.attempted, pg.errors = attempted, []
     pg.on("pageerror", lambda e: pg.errors.append(str(e)))
-    pg.on("dialog", lambda d: (pg.dialogs.append(d.message), d.dismiss()))
+    record_dialogs(pg)
     return context, pg
 
 

@@ -15,7 +15,7 @@ import pytest
 
 from ppl_widget import NGramModel, export_live_page, score
 
-from .conftest import ARTIFACTS, offline_context
+from .conftest import ARTIFACTS, offline_context, record_dialogs
 from .test_export_offline import MARKUP
 
 pytestmark = pytest.mark.browser
@@ -88,9 +88,9 @@ def open_page(browser, site, scheme="light"):
 
     context.route("**/*", route)
     pg = context.new_page()
-    pg.seen, pg.refused, pg.errors, pg.dialogs = seen, refused, [], []
+    pg.seen, pg.refused, pg.errors = seen, refused, []
     pg.on("pageerror", lambda e: pg.errors.append(str(e)))
-    pg.on("dialog", lambda d: (pg.dialogs.append(d.message), d.dismiss()))
+    record_dialogs(pg)
     pg.goto(site + "index.html")
     return context, pg
 

@@ -20,7 +20,7 @@ import urllib.request
 import pytest
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
-from .conftest import ARTIFACTS, ROOT, offline_context
+from .conftest import ARTIFACTS, ROOT, offline_context, record_dialogs
 from .lab_notebooks import (
     WIDGET,
     new_notebook,
@@ -98,8 +98,7 @@ def battery(lab, browser):
         NOTEBOOK.format(payloads=json.dumps(PAYLOADS)), DONE])
     context = browser.new_context(viewport={"width": 1280, "height": 900})
     page = context.new_page()
-    page.dialogs = []
-    page.on("dialog", lambda d: (page.dialogs.append(d.message), d.dismiss()))
+    record_dialogs(page)
     open_notebook(page, lab, name)
     run_all(page)
     counts = wait_for_json(notebooks / "security.json", timeout=600)
