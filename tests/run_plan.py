@@ -45,7 +45,8 @@ SLOW_FIRST = (
     # the default model's fp32 ONNX export (minutes, once per cache): made early, so that
     # the course site's test (test_live_page.py) reads it from the cache
     "tests/test_onnx_export.py::test_default_model_fp32_within_a_thousandth_of_a_nat",
-    "tests/browser/test_front_ends.py",  # five front ends, each its server and kernel
+    "tests/browser/test_front_ends.py",  # three live front ends, each its server and kernel
+    "tests/browser/test_front_ends_static.py",  # nbconvert --execute (a kernel), Jupyter Book
     "tests/browser/test_jupyterlab.py",
     "tests/test_vllm_server.py",
     "tests/browser/test_security.py",
