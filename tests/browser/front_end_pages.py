@@ -16,7 +16,7 @@ import pytest
 
 from ppl_widget import score
 
-from .conftest import ARTIFACTS, CHROMIUM, ROOT, _lab_settings
+from .conftest import ARTIFACTS, ROOT, _lab_settings, chromium
 
 WIDGET, COMPARE = ".pplw-root:not(.pplc-root)", ".pplc-root"  # the comparison root is both
 TEXT = ("The quick brown fox jumps over the lazy dog. Perplexity is the exponential of the "
@@ -63,8 +63,8 @@ LIVE = [STREAM, CANCEL, EDIT, COMPARE_W]
 
 # ---- servers and pages ---------------------------------------------------------------
 def needs(module: str, what: str) -> None:
-    if not Path(CHROMIUM).exists():
-        pytest.skip(f"Chromium not found at {CHROMIUM}")
+    if not Path(chromium()).exists():
+        pytest.skip(f"Chromium not found at {chromium()}")
     try:
         __import__(module)
     except ImportError:
