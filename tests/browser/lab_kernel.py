@@ -15,14 +15,15 @@ from __future__ import annotations
 import json
 import urllib.error
 import urllib.request
+import warnings
 from pathlib import Path
 
 #: What runs in the shared kernel before the next notebook attaches to it.
 RESET = """\
-import gc as _gc, ipywidgets as _ipw
+import ipywidgets as _ipw
 _ipw.Widget.close_all()
 get_ipython().run_line_magic('reset', '-f')
-_gc.collect()
+__import__('gc').collect()  # a name imported above would be gone after %reset
 """
 RESET_TIMEOUT_S = 120
 
@@ -80,7 +81,11 @@ def shared_kernel(lab: tuple) -> str:
         try:
             _reset(lab, kernel_id)
             return kernel_id
-        except Exception:  # noqa: BLE001 - busy or broken: a new kernel, never a stale one
+        except Exception as exc:  # noqa: BLE001 - busy or broken: a new kernel, never a stale one
+            # said, not silent: a RESET that always failed once made every test start a
+            # kernel of its own, unnoticed (issue 48)
+            warnings.warn(f"the shared kernel did not reset, a new one starts: {exc}",
+                          stacklevel=2)
             _api(lab, "DELETE", f"/api/kernels/{kernel_id}")
     kernel_id = _api(lab, "POST", "/api/kernels", {"name": "python3"})["id"]
     _kernel_ids[base] = kernel_id
