@@ -259,6 +259,9 @@ def _check_export(browser, path, exported) -> None:
             page.emulate_media(color_scheme=scheme)
             page.goto(path.as_uri())
             page.wait_for_selector(DONE, timeout=20_000)
+            # the text's tokens are drawn in animation frames after the panel (render.js):
+            # read them once the target's are there (a read right after the panel raced)
+            page.wait_for_selector(f"{ROOT} .pplw-tok.pplw-ex-target", timeout=20_000)
             seen = _explained(page)
             assert seen["explaining"] and seen["target"], seen
             assert seen["coloured"] and max(seen["coloured"]) < min(seen["target"])
