@@ -290,3 +290,42 @@ def test_a_conversion_reads_the_gguf_file_once(fake_gguf, tiny_gpt2, monkeypatch
     load_model(str(gguf), device="cpu")
     assert conversions == [gguf.parent] and opened == [str(gguf)]
     assert gguf_py.GGUFReader is CountingReader
+
+
+def test_the_conversions_reader_reads_what_gguf_reads(tmp_path):
+    """The conversion's reader slices a plain view of the file's map (``np.memmap``'s
+    slices run Python each: about half of parsing a vocabulary): every field's parts, data
+    indices and types, and every tensor, the same as gguf's own reader gives."""
+    gguf_py = pytest.importorskip("gguf")
+    import numpy as np
+
+    from ppl_widget.scoring.kinds.gguf.gguf import _plain_reader
+
+    path = tmp_path / "small.gguf"
+    writer = gguf_py.GGUFWriter(str(path), "llama")
+    writer.add_uint32("llama.vocab_size", 5)
+    writer.add_float32("llama.rope.freq_base", 1e4)
+    writer.add_string("general.name", "Ünïcode name")
+    writer.add_array("tokenizer.ggml.tokens", ["<s>", "a", "Ġb", "é", ""])
+    writer.add_array("tokenizer.ggml.token_type", [3, 1, 1, 1, 1])
+    writer.add_array("tokenizer.ggml.merges", ["Ġ b", "a b"])
+    writer.add_tensor("token_embd.weight", np.arange(20, dtype=np.float32).reshape(5, 4))
+    writer.add_tensor("output_norm.weight", np.linspace(-1, 1, 4, dtype=np.float32))
+    writer.write_header_to_file()
+    writer.write_kv_data_to_file()
+    writer.write_tensors_to_file()
+    writer.close()
+
+    real = gguf_py.GGUFReader(path)
+    plain = _plain_reader(gguf_py.GGUFReader)(path)
+    assert type(plain.data) is np.ndarray and isinstance(real.data, np.memmap)
+    assert list(plain.fields) == list(real.fields)
+    for name, field in real.fields.items():
+        mine = plain.fields[name]
+        assert (mine.data, mine.types) == (field.data, field.types), name
+        assert [p.tobytes() for p in mine.parts] == [p.tobytes() for p in field.parts], name
+        assert [p.dtype for p in mine.parts] == [p.dtype for p in field.parts], name
+    assert [(t.name, t.tensor_type, list(t.shape)) for t in plain.tensors] == \
+        [(t.name, t.tensor_type, list(t.shape)) for t in real.tensors]
+    for mine, theirs in zip(plain.tensors, real.tensors, strict=True):
+        assert np.array_equal(mine.data, theirs.data)
