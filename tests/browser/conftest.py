@@ -62,10 +62,11 @@ def chromium_installed():
 def lab(tmp_path_factory):
     """(base_url, token, notebook_dir) of a JupyterLab server started for the tests."""
     pytest.importorskip("jupyterlab")
-    if not Path(chromium()).exists():
+    browser_path = chromium()
+    if not Path(browser_path).exists():
         if os.environ.get("CI"):
-            pytest.fail(f"Chromium not found at {chromium()}: run scripts/test.sh")
-        pytest.skip(f"Chromium not found at {chromium()}")
+            pytest.fail(f"Chromium not found at {browser_path}: run scripts/test.sh")
+        pytest.skip(f"Chromium not found at {browser_path}")
     work = tmp_path_factory.mktemp("lab")
     notebooks = work / "notebooks"
     notebooks.mkdir()

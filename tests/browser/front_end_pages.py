@@ -63,8 +63,9 @@ LIVE = [STREAM, CANCEL, EDIT, COMPARE_W]
 
 # ---- servers and pages ---------------------------------------------------------------
 def needs(module: str, what: str) -> None:
-    if not Path(chromium()).exists():
-        pytest.skip(f"Chromium not found at {chromium()}")
+    browser_path = chromium()
+    if not Path(browser_path).exists():
+        pytest.skip(f"Chromium not found at {browser_path}")
     try:
         __import__(module)
     except ImportError:
