@@ -1,6 +1,6 @@
 """Test processes only (scripts/test.sh puts this folder first on PYTHONPATH): the cyclic
 collector runs less often, and not at all at exit.  A whole run starts many processes that
-import torch (44 kernels, and command lines, benchmarks, nbconvert, pytest's own):
+import torch (about 30 kernels, and command lines, benchmarks, nbconvert, pytest's own):
 
 - importing torch, torch._dynamo, transformers, pandas and altair spent 2.4 s of its
   11.5 s of CPU in 1,517 collections; with a first generation of 10,000 objects instead

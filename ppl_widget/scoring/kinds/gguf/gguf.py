@@ -83,8 +83,9 @@ def _silent_tqdm(iterable: Any = None, *args: Any, **kwargs: Any) -> Any:
 
 
 #: Typical seconds of the first-time steps: read and dequantize the weights, build the
-#: tokenizer, write the fp32 copy (``load_progress.StepProgress``). Measured with one GGUF
-#: reader per conversion on one thread of a 2-core AMD EPYC: 15.6-16.4, 0.4-0.5, 0.6-0.7 s
+#: tokenizer, write the fp32 copy (``load_progress.StepProgress``). Measured with the one
+#: plain-array reader (``_plain_reader``), in an environment with no bytecode yet (as after
+#: the README's set-up), on one thread of a 2-core AMD EPYC: 13.2-17.7, 0.4, 0.7-0.9 s
 #: (the tokenizer's 3 s and the write's 2 s before had the bar jump from 75 % at the end).
 FIRST_LOAD_STEPS_S = (16.0, 0.5, 0.7)
 #: One conversion at a time: the quieting above swaps module-wide settings.
