@@ -106,8 +106,8 @@ bash scripts/setup.sh
 # kernels), runs from the project environment.
 source .venv/bin/activate
 # Every Python process of the run collects cycles less often, and not at exit: ~1.7 s of
-# CPU at its imports and ~2.5 s at its end in each that imports torch (about 30 kernels a run,
-# and the command lines, benchmarks, nbconvert and pytest processes the tests start)
+# CPU at its imports and ~2.5 s at its end in each that imports torch (about 30 kernels a
+# run, and the command lines, benchmarks, nbconvert and pytest processes the tests start)
 # (tests/site_hooks/sitecustomize.py says what changes; docs/testing.md, issue 48).
 export PYTHONPATH="$PWD/tests/site_hooks${PYTHONPATH:+:$PYTHONPATH}"
 # The test and benchmark extras, and lm-evaluation-harness's own HFLM, which
