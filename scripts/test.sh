@@ -20,9 +20,9 @@ bash scripts/test.sh [--quick] [PYTEST ARGS...]
              tests/run_plan.py shares the files out; a worker running browser tests starts a
              JupyterLab, one kernel for its notebooks, and a Chromium; every kernel forks
              from one server that imported torch: tests/kernel_fork/).
-             On this 2-core machine, all caches empty: 19.2-20.3 min in all (three runs
+             On this 2-core machine, all caches empty: 18.4-20.3 min in all (four runs
              on 2026-11-29, fifth session; set-up, ruff and the JS tests 1.9-2.4 min,
-             pytest 18-18.6 min; docs/testing.md has the timeline).
+             pytest 17-18.6 min; docs/testing.md has the timeline).
   --quick    What a contributor needs between two edits (tests/quick_tier.txt: the scorer's
              exactness against its references, the core's units and statistics, the views'
              messages; at least 300 tests), in one process, with ruff and the JS unit tests.
