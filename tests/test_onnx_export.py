@@ -5,6 +5,7 @@ smaller variants carry their measured difference, and the files the page loads a
 from __future__ import annotations
 
 import json
+import tempfile
 
 import numpy as np
 import pytest
@@ -14,6 +15,7 @@ pytest.importorskip("onnxscript")
 
 from ppl_widget import score  # noqa: E402
 from ppl_widget.core.windows import plan_windows  # noqa: E402
+from ppl_widget.scoring.kinds.onnx import onnx_export  # noqa: E402
 from ppl_widget.scoring.kinds.onnx.onnx_check import (  # noqa: E402
     CHECK_TEXT,
     piece_stats,
@@ -143,6 +145,22 @@ def test_live_files_is_the_pages_seam(tiny_llama, llama_fp32, tmp_path):
     assert all((tmp_path / p).is_file() for p in entry["files"].values())
     with pytest.raises(ValueError, match="variant must be one of"):
         OnnxLiveModel(tiny_llama, "fp16")
+
+
+def test_an_export_not_cached_leaves_no_folder_behind(tiny_llama, tmp_path, monkeypatch):
+    """``cache=False``: the graph is made in a temporary folder, linked or copied into the
+    page, and that folder removed (before, every such export left one in /tmp). The export
+    itself is stood in for: this is about the folder, not the graph."""
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(scratch))
+    monkeypatch.setattr(onnx_export, "export_fp32",
+                        lambda lm, path, **_: path.write_bytes(b"graph"))
+    page = tmp_path / "page"
+    entry = export_onnx_model(tiny_llama, page, "fp32", webgpu=False, measure=False,
+                              cache=False)
+    assert (page / entry["files"]["model"]).read_bytes() == b"graph"
+    assert list(scratch.iterdir()) == []
 
 
 def test_tokenizers_the_page_cannot_run_are_refused():

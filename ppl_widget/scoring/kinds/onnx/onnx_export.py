@@ -232,7 +232,9 @@ def model_file(lm: Any, variant: str, *, top_k: int, max_length: int,
         return path
     folder.mkdir(parents=True, exist_ok=True)
     fp32 = folder / "model.fp32.onnx"
-    with entry_lock(folder):  # a second process waits for this export, then reads it
+    # a second process waits for this export to the cache, then reads it (a folder of
+    # its own, not cached: no one else's)
+    with entry_lock(folder) if cache else contextlib.nullcontext():
         if not fp32.is_file():
             _write_atomic(fp32, lambda tmp: export_fp32(lm, tmp, top_k=top_k,
                                                         max_length=max_length))
