@@ -1,0 +1,60 @@
+"""``rfc3987_syntax`` loaded when first used: ``install()`` puts a finder first on
+``sys.meta_path`` that gives ``import rfc3987_syntax`` a stand-in module.  Its
+``is_valid_syntax`` (all that jsonschema imports of it) and any other name it is asked for
+come from the real module, imported at that first use.  Until then the real one's 38
+Earley parsers (about 2 s of CPU) are not built; after it, every answer is the real
+module's.  Its submodules (``rfc3987_syntax.utils``, ``.syntax_helpers``) are the real
+package's files: the stand-in has the real package's ``__path__``."""
+
+from __future__ import annotations
+
+import importlib
+import importlib.abc
+import importlib.machinery
+import sys
+from types import ModuleType
+from typing import Any
+
+NAME = "rfc3987_syntax"
+REAL = f"{NAME}.syntax_helpers"  # what the real __init__ star-imports
+
+
+def _real() -> ModuleType:
+    return importlib.import_module(REAL)
+
+
+def is_valid_syntax(term: str, value: str) -> bool:
+    return _real().is_valid_syntax(term, value)
+
+
+class _Loader(importlib.abc.Loader):
+    def create_module(self, spec: importlib.machinery.ModuleSpec) -> None:
+        return None  # the default module object
+
+    def exec_module(self, module: ModuleType) -> None:
+        module.is_valid_syntax = is_valid_syntax
+
+        def __getattr__(name: str) -> Any:  # PEP 562: every other name, from the real one
+            value = getattr(_real(), name)
+            setattr(module, name, value)
+            return value
+
+        module.__getattr__ = __getattr__
+
+
+class _Finder(importlib.abc.MetaPathFinder):
+    def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> Any:
+        if fullname != NAME:
+            return None
+        real = importlib.machinery.PathFinder.find_spec(fullname, path)
+        if real is None:  # not installed: the import fails as it would
+            return None
+        spec = importlib.machinery.ModuleSpec(NAME, _Loader(), origin=real.origin,
+                                              is_package=True)
+        spec.submodule_search_locations = real.submodule_search_locations
+        return spec
+
+
+def install() -> None:
+    if NAME not in sys.modules and not any(isinstance(f, _Finder) for f in sys.meta_path):
+        sys.meta_path.insert(0, _Finder())
