@@ -1,7 +1,8 @@
 """The test run's site hooks (tests/site_hooks, first on PYTHONPATH in scripts/test.sh)
 change what a process costs, never what it computes: with ``rfc3987_syntax`` loaded at its
 first use, jsonschema's ``iri`` format checks answer as with the real module loaded at
-import, and importing jsonschema no longer builds its parsers."""
+import, and importing jsonschema (or a scan of every module, as ``inspect.getmodule``
+makes in a kernel) no longer builds its parsers."""
 
 from __future__ import annotations
 
@@ -17,8 +18,9 @@ HOOKS = Path(__file__).resolve().parent / "site_hooks"
 IRIS = ["http://example.com/ä?q=1#f", "not an iri", "//host/path", "http://[::1]:80/p",
         "a b", "mailto:x@y.z", "", "urn:isbn:0451450523", "http://exa mple.com", "#frag"]
 CHECK = f"""
-import json, sys
+import inspect, json, sys
 import jsonschema
+inspect.getmodule(inspect.currentframe())  # asks every module in sys.modules for __file__
 built_at_import = "rfc3987_syntax.syntax_helpers" in sys.modules
 checker = jsonschema.Draft7Validator.FORMAT_CHECKER
 answers = {{fmt: [checker.conforms(v, fmt) for v in {IRIS!r}]

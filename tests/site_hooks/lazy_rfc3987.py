@@ -3,7 +3,9 @@
 ``is_valid_syntax`` (all that jsonschema imports of it) and any other name it is asked for
 come from the real module, imported at that first use.  Until then the real one's 38
 Earley parsers (about 2 s of CPU) are not built; after it, every answer is the real
-module's.  Its submodules (``rfc3987_syntax.utils``, ``.syntax_helpers``) are the real
+module's.  Names starting with ``_`` are not asked of it (the real package exports none,
+and a scan of ``sys.modules``, as ``inspect.getmodule`` makes, asks every module for
+``__file__`` and such).  Its submodules (``rfc3987_syntax.utils``, ``.syntax_helpers``) are the real
 package's files: the stand-in has the real package's ``__path__``."""
 
 from __future__ import annotations
@@ -35,6 +37,8 @@ class _Loader(importlib.abc.Loader):
         module.is_valid_syntax = is_valid_syntax
 
         def __getattr__(name: str) -> Any:  # PEP 562: every other name, from the real one
+            if name.startswith("_"):  # the real package exports none; scans of sys.modules
+                raise AttributeError(name)  # (inspect.getmodule) ask for dunders
             value = getattr(_real(), name)
             setattr(module, name, value)
             return value
@@ -52,6 +56,7 @@ class _Finder(importlib.abc.MetaPathFinder):
         spec = importlib.machinery.ModuleSpec(NAME, _Loader(), origin=real.origin,
                                               is_package=True)
         spec.submodule_search_locations = real.submodule_search_locations
+        spec.has_location = True  # __file__: the real package's __init__.py
         return spec
 
 
