@@ -18,9 +18,10 @@ HOOKS = Path(__file__).resolve().parent / "site_hooks"
 IRIS = ["http://example.com/ä?q=1#f", "not an iri", "//host/path", "http://[::1]:80/p",
         "a b", "mailto:x@y.z", "", "urn:isbn:0451450523", "http://exa mple.com", "#frag"]
 CHECK = f"""
-import inspect, json, sys
+import inspect, json, pickle, sys
 import jsonschema
 inspect.getmodule(inspect.currentframe())  # asks every module in sys.modules for __file__
+pickle.whichmodule(lambda: 0, "no_such_name")  # and every module for that name
 built_at_import = "rfc3987_syntax.syntax_helpers" in sys.modules
 checker = jsonschema.Draft7Validator.FORMAT_CHECKER
 answers = {{fmt: [checker.conforms(v, fmt) for v in {IRIS!r}]

@@ -3,10 +3,11 @@
 ``is_valid_syntax`` (all that jsonschema imports of it) and any other name it is asked for
 come from the real module, imported at that first use.  Until then the real one's 38
 Earley parsers (about 2 s of CPU) are not built; after it, every answer is the real
-module's.  Names starting with ``_`` are not asked of it (the real package exports none,
-and a scan of ``sys.modules``, as ``inspect.getmodule`` makes, asks every module for
-``__file__`` and such).  Its submodules (``rfc3987_syntax.utils``, ``.syntax_helpers``) are the real
-package's files: the stand-in has the real package's ``__path__``."""
+module's.  Only the names the real package exports are asked of it (read from its
+source): a scan of ``sys.modules`` asks every module for other names (``inspect.getmodule``
+for ``__file__``, pickle for a function's name), and those load nothing.  Its submodules
+(``rfc3987_syntax.utils``, ``.syntax_helpers``) are the real package's files: the stand-in
+has the real package's ``__path__``."""
 
 from __future__ import annotations
 
@@ -29,6 +30,32 @@ def is_valid_syntax(term: str, value: str) -> bool:
     return _real().is_valid_syntax(term, value)
 
 
+def _exported(module: ModuleType) -> frozenset[str]:
+    """The names the real package exports (its ``__init__`` star-imports
+    ``syntax_helpers``: every top-level name without a leading ``_``), read from the
+    source, so that asking for any other name loads nothing."""
+    names = module.__dict__.get("_exported_names")
+    if names is None:
+        import ast
+        import os
+
+        path = os.path.join(module.__path__[0], "syntax_helpers.py")
+        with open(path, encoding="utf-8") as f:
+            tree = ast.parse(f.read(), path)
+        found: set[str] = set()
+        for node in tree.body:
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                found.add(node.name)
+            elif isinstance(node, (ast.Import, ast.ImportFrom)):
+                found.update((a.asname or a.name).split(".")[0] for a in node.names)
+            elif isinstance(node, (ast.Assign, ast.AnnAssign)):
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                found.update(t.id for t in targets if isinstance(t, ast.Name))
+        names = frozenset(n for n in found if not n.startswith("_"))
+        module._exported_names = names
+    return names
+
+
 class _Loader(importlib.abc.Loader):
     def create_module(self, spec: importlib.machinery.ModuleSpec) -> None:
         return None  # the default module object
@@ -37,8 +64,8 @@ class _Loader(importlib.abc.Loader):
         module.is_valid_syntax = is_valid_syntax
 
         def __getattr__(name: str) -> Any:  # PEP 562: every other name, from the real one
-            if name.startswith("_"):  # the real package exports none; scans of sys.modules
-                raise AttributeError(name)  # (inspect.getmodule) ask for dunders
+            if name not in _exported(module):  # a scan of sys.modules asking every module
+                raise AttributeError(name)  # for __file__, or pickle for a function's name
             value = getattr(_real(), name)
             setattr(module, name, value)
             return value
