@@ -21,7 +21,9 @@ CHECK = f"""
 import inspect, json, pickle, sys
 import jsonschema
 inspect.getmodule(inspect.currentframe())  # asks every module in sys.modules for __file__
-pickle.whichmodule(lambda: 0, "no_such_name")  # and every module for that name
+nameless = lambda: 0  # noqa: E731
+nameless.__module__ = None  # pickle then asks every module for the function's name
+pickle.whichmodule(nameless, "no_such_name")
 built_at_import = "rfc3987_syntax.syntax_helpers" in sys.modules
 checker = jsonschema.Draft7Validator.FORMAT_CHECKER
 answers = {{fmt: [checker.conforms(v, fmt) for v in {IRIS!r}]
