@@ -91,6 +91,15 @@ start_debs() { if [ "$MODE" = full ] && [ "${#DEBS[@]}" -gt 0 ]; then
 # it starts beside it, where the set-up's downloads leave a core idle.
 start_vllm_env() { if [ "$MODE" = full ]; then
                      in_background vllm-env bash scripts/setup_vllm.sh; fi; }
+# A new .venv is made from Debian's own python3 where it is there (3.10+) and PYTHON names
+# no other: the machine's Python, which the README's set-up must work with. It also ran this
+# machine's pure Python 10-24 % faster than the pyenv 3.11.7 first on its PATH (built without
+# --enable-optimizations), and the whole suite in 18.4 min against 19.3-20 (docs/testing.md).
+if [ -z "${PYTHON:-}" ] && [ ! -x .venv/bin/python ] && [ -x /usr/bin/python3 ] \
+   && /usr/bin/python3 -c 'import sys; sys.exit(sys.version_info < (3, 10))' 2>/dev/null; then
+  export PYTHON=/usr/bin/python3
+  echo "ppl-widget: making .venv from $PYTHON ($("$PYTHON" -V 2>&1))"
+fi
 # apt needs nothing of scripts/setup.sh and runs beside it, unless the set-up needs apt
 # itself (Debian's python3-venv, for a venv without ensurepip): one apt at a time
 VENV_READY=0
@@ -107,8 +116,10 @@ bash scripts/setup.sh
 source .venv/bin/activate
 # Every Python process of the run collects cycles less often, and not at exit: ~1.7 s of
 # CPU at its imports and ~2.5 s at its end in each that imports torch (about 30 kernels a
-# run, and the command lines, benchmarks, nbconvert and pytest processes the tests start)
-# (tests/site_hooks/sitecustomize.py says what changes; docs/testing.md, issue 48).
+# run, and the command lines, benchmarks, nbconvert and pytest processes the tests start);
+# and jsonschema's IRI parsers are built at their first use, not at its import (~2.4 s in
+# each JupyterLab, nbconvert and worker process) (tests/site_hooks/sitecustomize.py says
+# what changes; docs/testing.md, issue 48).
 export PYTHONPATH="$PWD/tests/site_hooks${PYTHONPATH:+:$PYTHONPATH}"
 # The test and benchmark extras, and lm-evaluation-harness's own HFLM, which
 # benchmarks/bench_pairs.py and bench_gpu.py time against (their --smoke forms run in
