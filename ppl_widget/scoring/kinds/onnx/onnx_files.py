@@ -124,36 +124,36 @@ def export_onnx_model(lm: Any, folder: str | Path, variant: str = "fp32", *,
     folder.mkdir(parents=True, exist_ok=True)
     runtime = copy_runtime(folder, webgpu=webgpu)  # fails early where the build lacks them
     source = model_file(lm, variant, top_k=top_k, max_length=max_length, cache=cache)
-    try:
-        files = {"model": f"model.{variant}.onnx", "tokenizer": "tokenizer.json",
-                 "config": "config.json", **runtime}
+    files = {"model": f"model.{variant}.onnx", "tokenizer": "tokenizer.json",
+             "config": "config.json", **runtime}
+    try:  # the two uses of the export itself
         copy_into(source, folder / files["model"])
-        (folder / files["tokenizer"]).write_text(json.dumps(tokenizer_spec, ensure_ascii=False),
-                                                 encoding="utf-8")
-        tok = lm.tokenizer
-        prefix = tok.bos_token_id if tok.bos_token_id is not None else tok.eos_token_id
-        entry: dict[str, Any] = {
-            "name": lm.name if variant == "fp32" else f"{lm.name} ({variant})",
-            "kind": "onnx", "files": files,
-            "settings": {"variant": variant, "max_length": max_length,
-                         "context_length": max_length, "graph_top_k": top_k,
-                         "vocab_size": lm.vocab_size,
-                         "prefix_id": None if prefix is None else int(prefix),
-                         "eos_id": None if tok.eos_token_id is None else int(tok.eos_token_id),
-                         # the graph's key/value cache (past_* in, present_* out): the page runs
-                         # a window in pieces and an edit from its first changed token
-                         "kv_cache": kv_shape(lm)},
-            "model_bytes": (folder / files["model"]).stat().st_size,
-        }
-        if measure:
-            diff = measure_difference(lm, source, max_length=max_length)
-            entry["difference"] = diff
-            print(f"{entry['name']}: {entry['model_bytes'] / 1e6:.1f} MB, |Δ surprisal| vs "
-                  f"score() over {diff['tokens']} tokens: mean {diff['mean_abs_nats']:.2e}, "
-                  f"max {diff['max_abs_nats']:.2e} nats")
+        diff = measure_difference(lm, source, max_length=max_length) if measure else None
     finally:
         if not cache:  # the export's own temporary folder: the page has its copy
             shutil.rmtree(source.parent, ignore_errors=True)
+    (folder / files["tokenizer"]).write_text(json.dumps(tokenizer_spec, ensure_ascii=False),
+                                             encoding="utf-8")
+    tok = lm.tokenizer
+    prefix = tok.bos_token_id if tok.bos_token_id is not None else tok.eos_token_id
+    entry: dict[str, Any] = {
+        "name": lm.name if variant == "fp32" else f"{lm.name} ({variant})",
+        "kind": "onnx", "files": files,
+        "settings": {"variant": variant, "max_length": max_length,
+                     "context_length": max_length, "graph_top_k": top_k,
+                     "vocab_size": lm.vocab_size,
+                     "prefix_id": None if prefix is None else int(prefix),
+                     "eos_id": None if tok.eos_token_id is None else int(tok.eos_token_id),
+                     # the graph's key/value cache (past_* in, present_* out): the page runs
+                     # a window in pieces and an edit from its first changed token
+                     "kv_cache": kv_shape(lm)},
+        "model_bytes": (folder / files["model"]).stat().st_size,
+    }
+    if diff is not None:
+        entry["difference"] = diff
+        print(f"{entry['name']}: {entry['model_bytes'] / 1e6:.1f} MB, |Δ surprisal| vs "
+              f"score() over {diff['tokens']} tokens: mean {diff['mean_abs_nats']:.2e}, "
+              f"max {diff['max_abs_nats']:.2e} nats")
     (folder / files["config"]).write_text(json.dumps(entry, indent=1), encoding="utf-8")
     return entry
 
