@@ -11,6 +11,7 @@ has the real package's ``__path__``."""
 
 from __future__ import annotations
 
+import functools
 import importlib
 import importlib.abc
 import importlib.machinery
@@ -30,30 +31,27 @@ def is_valid_syntax(term: str, value: str) -> bool:
     return _real().is_valid_syntax(term, value)
 
 
-def _exported(module: ModuleType) -> frozenset[str]:
+@functools.cache
+def _exported(package_dir: str) -> frozenset[str]:
     """The names the real package exports (its ``__init__`` star-imports
     ``syntax_helpers``: every top-level name without a leading ``_``), read from the
     source, so that asking for any other name loads nothing."""
-    names = module.__dict__.get("_exported_names")
-    if names is None:
-        import ast
-        import os
+    import ast
+    import os
 
-        path = os.path.join(module.__path__[0], "syntax_helpers.py")
-        with open(path, encoding="utf-8") as f:
-            tree = ast.parse(f.read(), path)
-        found: set[str] = set()
-        for node in tree.body:
-            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-                found.add(node.name)
-            elif isinstance(node, (ast.Import, ast.ImportFrom)):
-                found.update((a.asname or a.name).split(".")[0] for a in node.names)
-            elif isinstance(node, (ast.Assign, ast.AnnAssign)):
-                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-                found.update(t.id for t in targets if isinstance(t, ast.Name))
-        names = frozenset(n for n in found if not n.startswith("_"))
-        module._exported_names = names
-    return names
+    path = os.path.join(package_dir, "syntax_helpers.py")
+    with open(path, encoding="utf-8") as f:
+        tree = ast.parse(f.read(), path)
+    found: set[str] = set()
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            found.add(node.name)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            found.update((a.asname or a.name).split(".")[0] for a in node.names)
+        elif isinstance(node, (ast.Assign, ast.AnnAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            found.update(t.id for t in targets if isinstance(t, ast.Name))
+    return frozenset(n for n in found if not n.startswith("_"))
 
 
 class _Loader(importlib.abc.Loader):
@@ -64,8 +62,10 @@ class _Loader(importlib.abc.Loader):
         module.is_valid_syntax = is_valid_syntax
 
         def __getattr__(name: str) -> Any:  # PEP 562: every other name, from the real one
-            if name not in _exported(module):  # a scan of sys.modules asking every module
-                raise AttributeError(name)  # for __file__, or pickle for a function's name
+            # a scan of sys.modules asks every module for __file__, pickle for a function's
+            # name: those load nothing
+            if name not in _exported(module.__path__[0]):
+                raise AttributeError(name)
             value = getattr(_real(), name)
             setattr(module, name, value)
             return value
