@@ -22,10 +22,10 @@ bash scripts/test.sh [--quick] [PYTEST ARGS...]
              browser tests starts a JupyterLab, one kernel for its notebooks, and a
              Chromium; every kernel forks from one server that imported torch:
              tests/kernel_fork/).
-             On this 2-core machine, all caches empty: 17.9 min in all, the last run
-             (2026-11-29, sixth session; set-up, ruff and the JS tests 1.6 min, pytest
-             16.7 min), 18.4-20.3 min in the seven runs before it; docs/testing.md has
-             the timeline.
+             On 2 cores, all caches empty, a new machine: 12.9 min in all on an Intel
+             Xeon with AMX (2026-11-29, seventh session; set-up, ruff and the JS tests
+             1.6 min, pytest 11.6 min), 17.9 min on an AMD EPYC (sixth session);
+             docs/testing.md has the timeline.
   --quick    What a contributor needs between two edits (tests/quick_tier.txt: the scorer's
              exactness against its references, the core's units and statistics, the views'
              messages; at least 300 tests), in one process, with ruff and the JS unit tests.
